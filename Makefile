@@ -1,0 +1,57 @@
+# MAGS workbench. `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+SMOKE  ?= False
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+# A native llama.cpp build segfaulted in batched decoding on these CPUs; the portable build is correct.
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+
+.PHONY: help setup test test-fast reproduce smoke lab lint bench demo clean
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
+
+setup: $(STAMP) ## Create .venv and install everything (idempotent)
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade pip wheel setuptools
+	# CPU build of torch first, so that nothing below pulls a multi-GB CUDA build
+	$(PY) -m pip install "torch==2.13.0" || $(PY) -m pip install torch --index-url https://download.pytorch.org/whl/cpu
+	$(PY) -m pip install -e ".[dev]"
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+test: setup ## Run the test suite (CPU, offline, embedded models)
+	$(PY) -m pytest -q
+
+test-fast: setup ## Run the tests that need no real model
+	$(PY) -m pytest -q -m "not slow"
+
+reproduce: setup ## Run every notebook headlessly (papermill); results go to results/NN_name/
+	$(PY) -m mags_lib.pipeline --smoke $(SMOKE)
+
+smoke: ## reproduce with SMOKE=True (minutes)
+	$(MAKE) reproduce SMOKE=True
+
+demo: setup ## Chat with the embedded model and emit a grammar-constrained recall action
+	$(PY) -m mags_lib.llm --demo
+
+bench: setup ## Memory benchmark (JSON on stdout)
+	$(PY) -m mags_lib.bench memory
+
+lab: setup ## Open JupyterLab on notebooks/
+	$(VENV)/bin/jupyter lab notebooks/
+
+lint: setup ## ruff
+	$(VENV)/bin/ruff check mags_lib tests
+
+clean: ## Remove caches and results (keeps .venv and models/)
+	rm -rf .pytest_cache .ruff_cache .hypothesis results/*/ 
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,29 @@
+"""One error type that says what went wrong and how to fix it.
+
+Library code catches low-level exceptions at its boundary (a file, a model, a server) and
+re-raises them as `MagsError(cause, fix)`, so a user sees one clear message, not a traceback
+from deep inside llama.cpp or transformers.
+"""
+
+from __future__ import annotations
+
+
+class MagsError(RuntimeError):
+    """An error with a cause and a fix, both meant for a person."""
+
+    def __init__(self, cause: str, fix: str):
+        self.cause = cause
+        self.fix = fix
+        super().__init__(f"{cause}\n  fix: {fix}")
+
+
+class ModelNotFoundError(MagsError):
+    """A model file, directory or hub id that cannot be found or loaded."""
+
+
+class CorruptFileError(MagsError):
+    """A file exists but cannot be read as what it claims to be."""
+
+
+class BackendUnavailableError(MagsError):
+    """An LLM backend that cannot be reached or is not installed."""
