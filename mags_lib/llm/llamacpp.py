@@ -1,0 +1,155 @@
+"""llama.cpp backend (llama-cpp-python) for GGUF files: the default for inference.
+
+Determinism: llama-cpp-python reuses the KV cache of a matching prompt prefix, so the same prompt
+could be evaluated in different batch splits depending on the previous call and, in rare cases,
+greedy decoding diverges. `reset()` before each call evaluates every prompt from scratch, so at
+temperature 0 (and at any temperature with a fixed seed) the same prompt gives the same text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from pathlib import Path
+
+from mags_lib.errors import BackendUnavailableError, CorruptFileError, MagsError
+from mags_lib.llm.base import Completion, LLMConfig, Message
+from mags_lib.models import check_gguf
+
+
+def check_grammar(vocab, grammar: str) -> None:
+    """Parse `grammar` once with llama.cpp and free it; raise MagsError if it does not parse.
+
+    llama-cpp-python only stores the grammar text and parses it when sampling starts; a grammar
+    that fails there gives a NULL sampler and the process segfaults. So every grammar is checked
+    here first, where a failure is an ordinary exception.
+    """
+    import llama_cpp
+
+    with _quiet_stderr():
+        sampler = llama_cpp.llama_sampler_init_grammar(vocab, grammar.encode(), b"root")
+    if not sampler:
+        raise MagsError(
+            "llama.cpp could not parse the GBNF grammar (syntax error, or no `root` rule)",
+            "check the grammar text against llama.cpp's GBNF syntax; the grammars for memory "
+            "actions come from `mags_lib.actions.grammar_for(kind)`",
+        )
+    llama_cpp.llama_sampler_free(sampler)
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """llama.cpp prints load logs on fd 2 even with verbose=False; keep notebooks clean."""
+    try:
+        fd = os.dup(2)
+    except OSError:
+        yield
+        return
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(fd, 2)
+            os.close(fd)
+
+
+class LlamaCppLLM:
+    """A GGUF model run by llama.cpp on the CPU (or GPU when built with CUDA)."""
+
+    def __init__(self, gguf_path: str | Path, config: LLMConfig | None = None):
+        try:
+            import llama_cpp
+        except ImportError as exc:
+            raise BackendUnavailableError(
+                "llama-cpp-python is not installed",
+                'run `make setup` (it builds llama-cpp-python with CMAKE_ARGS="-DGGML_NATIVE=OFF")',
+            ) from exc
+        self.config = config or LLMConfig()
+        self.path = check_gguf(Path(gguf_path))
+        self._grammars: dict[str, object] = {}
+        stat = self.path.stat()
+        self.name = f"llamacpp:{self.path.name}:{stat.st_size}"
+        threads = self.config.n_threads or max(1, os.cpu_count() or 1)
+        try:
+            with _quiet_stderr():
+                self.llama = llama_cpp.Llama(
+                    model_path=str(self.path),
+                    n_ctx=self.config.n_ctx,
+                    n_batch=self.config.n_batch,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    seed=0,
+                    verbose=False,
+                )
+        except Exception as exc:  # noqa: BLE001
+            raise CorruptFileError(
+                f"llama.cpp could not load {self.path}: {exc}",
+                "the file may be truncated or of an unsupported architecture; re-export it "
+                "(notebook 04_export_gguf) or use model='embedded'",
+            ) from exc
+
+    def _grammar(self, grammar: str | None):
+        if not grammar:
+            return None
+        if grammar not in self._grammars:
+            from llama_cpp import LlamaGrammar
+
+            check_grammar(self.llama._model.vocab, grammar)
+            self._grammars[grammar] = LlamaGrammar.from_string(grammar, verbose=False)
+        return self._grammars[grammar]
+
+    def _count(self, text: str) -> int:
+        return len(self.llama.tokenize(text.encode(), add_bos=False, special=True))
+
+    def _check_fits(self, n_prompt: int, max_tokens: int) -> None:
+        if n_prompt + max_tokens > self.config.n_ctx:
+            raise MagsError(
+                f"prompt of {n_prompt} tokens + {max_tokens} new tokens exceeds the context "
+                f"window of {self.config.n_ctx}",
+                "shorten the prompt (recall fewer memories) or raise LLMConfig.n_ctx",
+            )
+
+    def chat(self, messages: list[Message], *, grammar: str | None = None, max_tokens: int = 128,
+             temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
+        self.llama.reset()
+        t0 = time.perf_counter()
+        out = self.llama.create_chat_completion(
+            messages=messages,
+            grammar=self._grammar(grammar),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            stop=stop or [],
+        )
+        seconds = time.perf_counter() - t0
+        choice = out["choices"][0]
+        return Completion(
+            text=choice["message"]["content"] or "",
+            usage=dict(out.get("usage", {})),
+            seconds=seconds,
+            finish_reason=choice.get("finish_reason") or "stop",
+        )
+
+    def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 128,
+                 temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
+        self._check_fits(self._count(prompt), max_tokens)
+        self.llama.reset()
+        t0 = time.perf_counter()
+        out = self.llama.create_completion(
+            prompt=prompt,
+            grammar=self._grammar(grammar),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+            stop=stop or [],
+        )
+        seconds = time.perf_counter() - t0
+        choice = out["choices"][0]
+        return Completion(
+            text=choice["text"],
+            usage=dict(out.get("usage", {})),
+            seconds=seconds,
+            finish_reason=choice.get("finish_reason") or "stop",
+        )
