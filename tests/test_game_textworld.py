@@ -1,0 +1,80 @@
+"""The TextWorld adapter: a missing package gives a clear error; a tiny generated game plays."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from mags_lib.errors import MagsError
+from mags_lib.game import GameEnv, TextWorldConfig, TextWorldEnv, make_game
+
+
+def test_missing_textworld_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "textworld", None)  # makes `import textworld` fail
+    with pytest.raises(MagsError) as err:
+        make_game(TextWorldConfig(level=1, out_dir=str(tmp_path)))
+    assert "textworld" in err.value.cause and "pip install textworld" in err.value.fix
+
+
+def test_bad_config_names_the_field():
+    with pytest.raises(MagsError, match="kind"):
+        TextWorldConfig(kind="zork")
+    with pytest.raises(MagsError, match="level"):
+        TextWorldConfig(level=0)
+
+
+def test_missing_game_file(tmp_path):
+    pytest.importorskip("textworld")
+    with pytest.raises(MagsError, match="does not exist"):
+        TextWorldEnv(tmp_path / "nope.z8").reset()
+
+
+@pytest.fixture(scope="module")
+def coin_game(tmp_path_factory):
+    """A coin collector game two rooms deep, built once (tw-make takes a few seconds)."""
+    pytest.importorskip("textworld")
+    cfg = TextWorldConfig(kind="coin_collector", level=2, seed=1,
+                          out_dir=str(tmp_path_factory.mktemp("tw")))
+    return cfg, make_game(cfg)
+
+
+def test_make_game_caches(coin_game):
+    cfg, path = coin_game
+    assert path.exists() and path.name == "coin_collector-l2-s1.z8"
+    mtime = path.stat().st_mtime_ns
+    assert make_game(cfg) == path and path.stat().st_mtime_ns == mtime
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".build-")]
+
+
+def test_walkthrough_wins_with_score_delta_rewards(coin_game):
+    cfg, path = coin_game
+    env = TextWorldEnv(cfg)
+    assert isinstance(env, GameEnv)
+    obs = env.reset()
+    assert obs.kind == "decide" and obs.legal_actions == tuple(sorted(obs.legal_actions))
+    assert "coin" in env.current_rules()[0].lower()
+    walkthrough = env.walkthrough()
+    assert len(walkthrough) >= 2
+    total, result = 0.0, None
+    for command in walkthrough:
+        assert env.ground_truth().correct_action == command  # the oracle agrees
+        assert command in obs.legal_actions
+        result = env.step(command)
+        total += result.reward
+        obs = result.observation
+    assert result.done and result.info["won"] and total == result.info["max_score"] >= 1
+    assert obs.kind == "end" and env.ground_truth() is None
+    with pytest.raises(MagsError):
+        env.step("look")
+    env.close()
+
+
+def test_max_steps_ends_the_episode(coin_game):
+    _, path = coin_game
+    env = TextWorldEnv(path, max_steps=2)
+    env.reset()
+    first = env.step(None)  # None sends "look"
+    assert not first.done and first.reward == 0.0 and first.info["command"] == "look"
+    assert env.step("inventory").done
+    env.close()
