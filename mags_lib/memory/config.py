@@ -1,0 +1,263 @@
+"""`MemoryConfig`: every knob of the Liquid Knowledge Graph, one dataclass with a help string each.
+
+The defaults are tuned for all-MiniLM-L6-v2 sentence embeddings and game-turn time scales
+(one `step()` per turn). SMOKE runs shrink sizes (`max_nodes`, `working_capacity`), never code.
+
+Scoring rules documented here, implemented in the modules named in brackets:
+
+* Attention edges [engram]: the new node's top-m valid neighbours with cosines c_i get weights
+  w_i = c_max * exp((c_i - c_max) / attention_temperature), i.e. the softmax over c_i / T
+  rescaled so that the best neighbour's weight equals its cosine; edges below
+  `min_edge_weight` are dropped.
+* Recall hybrid score [anchors]: (1 - lexical_weight) * max(cosine, 0)
+  + lexical_weight * bm25 / max(bm25 of the candidates).
+* Traversal [traversal]: score(v) = anchor score * prod(edge weights) * prod(cross-block factor
+  for every hop that changes block) * block_weights[block(v)]; expansion stops where the plain
+  product of edge weights falls below `min_path_product` or after `max_visited` nodes.
+* Decay [dynamics]: an edge unused for s steps decays at rate decay_rate * s / (s + h),
+  h = decay_recency_steps; integrated exactly between any two steps, so decay can be applied
+  lazily and gives the same weight whenever it is applied.
+* Consolidation [working]: score = consolidate_use_weight * min(uses / use_saturation, 1)
+  + consolidate_surprise_weight * surprise + consolidate_importance_weight * importance, with
+  surprise = 1 - max cosine to the stored nodes. An item is stored when score >=
+  consolidate_threshold, dropped as redundant when surprise < redundancy_surprise (the nearest
+  stored node gets a use instead), dropped otherwise.
+* Objective [metrics]: J = mean reward - objective_lambda * recalls per query
+  - objective_mu * engrams per turn - objective_nu * edge churn per step, over the last
+  `metrics_window` steps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass
+class MemoryConfig:
+    # --- engram (write) ---
+    merge_threshold: float = field(default=0.92, metadata={
+        "help": "cosine to the closest valid node of the same block at or above which a new "
+                "item merges into it (confidence up, source added) instead of adding a node"})
+    attention_top_m: int = field(default=5, metadata={
+        "help": "number of nearest valid nodes a new node may connect to (attention edges)"})
+    attention_temperature: float = field(default=0.1, metadata={
+        "help": "softmax temperature over neighbour cosines; large = all neighbours as strong "
+                "as the best, small = only the best one"})
+    min_edge_weight: float = field(default=0.05, metadata={
+        "help": "attention, temporal and hebbian edges are never created below this weight"})
+    temporal_weight: float = field(default=0.6, metadata={
+        "help": "weight of the edge from an episode to the previous episode in time"})
+    link_weight: float = field(default=0.8, metadata={
+        "help": "weight of an explicit Link action's edge"})
+    default_confidence: float = field(default=0.8, metadata={
+        "help": "confidence of an observation when the caller gives none"})
+    max_sources: int = field(default=32, metadata={
+        "help": "provenance entries kept per node (oldest dropped first on merge)"})
+    write_overquery: int = field(default=8, metadata={
+        "help": "extra neighbours fetched per write, so that filtering invalid nodes leaves m"})
+    write_chunk: int = field(default=256, metadata={
+        "help": "observe_many searches the index for this many items at once"})
+    # --- contradictions ---
+    contradiction_candidates: int = field(default=5, metadata={
+        "help": "most similar valid semantic nodes checked for a contradiction per new fact"})
+    contradiction_min_cosine: float = field(default=0.3, metadata={
+        "help": "candidates less similar than this are never checked"})
+    contradiction_min_overlap: float = field(default=0.6, metadata={
+        "help": "rule detector: shared content tokens / content tokens of the shorter fact"})
+    contradiction_max_diff: int = field(default=3, metadata={
+        "help": "rule detector: at most this many content tokens differ on each side"})
+    superseded_confidence_factor: float = field(default=0.5, metadata={
+        "help": "a superseded or forgotten node's confidence is multiplied by this"})
+    keep_history: bool = field(default=True, metadata={
+        "help": "supersedes edges are solid, so the chain of old versions is never pruned"})
+    update_supersede_threshold: float = field(default=0.5, metadata={
+        "help": "EngramUpdate with no detected contradiction supersedes the closest valid node "
+                "of its block if that node's cosine is at least this (and below merge)"})
+    match_threshold: float = field(default=0.25, metadata={
+        "help": "minimum hybrid score for Forget / Link / connect to pick a node for a string"})
+    # --- recall (ask) ---
+    recall_overquery: int = field(default=4, metadata={
+        "help": "candidates per recall = max(recall_overquery * k, min_candidates)"})
+    min_candidates: int = field(default=16, metadata={"help": "see recall_overquery"})
+    lexical_weight: float = field(default=0.3, metadata={
+        "help": "weight of normalised BM25 in the hybrid anchor score (dense gets 1 - this)"})
+    n_anchors: int = field(default=4, metadata={
+        "help": "anchors chosen by MMR coverage among the candidates; traversal starts there"})
+    mmr_lambda: float = field(default=0.7, metadata={
+        "help": "MMR trade-off: 1 = top relevance only, 0 = farthest-point coverage only"})
+    min_path_product: float = field(default=0.1, metadata={
+        "help": "traversal stops where the product of edge weights from the anchor drops below"})
+    max_visited: int = field(default=64, metadata={
+        "help": "at most this many nodes are expanded per recall (all anchors together)"})
+    cross_block_factor: float = field(default=0.8, metadata={
+        "help": "score multiplier for every traversal hop between episodic and semantic"})
+    block_weights: dict[str, float] = field(
+        default_factory=lambda: {"episodic": 1.0, "semantic": 1.0},
+        metadata={"help": "score multiplier of a traversed node by its block (routing)"})
+    hebbian_rate: float = field(default=0.1, metadata={
+        "help": "co-recalled anchors: w <- w + rate * (1 - w) (bounded, stays <= 1)"})
+    hebbian_init: float = field(default=0.1, metadata={
+        "help": "weight of a new hebbian edge between co-recalled anchors"})
+    hebbian_min_score: float = field(default=0.3, metadata={
+        "help": "only anchors with a hybrid score at least this wire together"})
+    working_use_cosine: float = field(default=0.5, metadata={
+        "help": "a recall query this similar to a working-memory item counts as a use of it"})
+    connect_max_visited: int = field(default=20_000, metadata={
+        "help": "node budget of the strongest-path search in connect()"})
+    # --- dynamics: step() ---
+    reward_rate: float = field(default=0.2, metadata={
+        "help": "reward r in [-1, 1] on the last recalled paths: r > 0: w += rate*r*(1-w); "
+                "r < 0: w *= 1 + rate*r"})
+    decay_rate: float = field(default=0.005, metadata={
+        "help": "decay per step of an edge unused for a long time (w *= exp(-rate*f(s)))"})
+    decay_recency_steps: float = field(default=20.0, metadata={
+        "help": "h in the recency correction f(s) = s / (s + h): edges used in the last h "
+                "steps decay at most at half the rate"})
+    prune_threshold: float = field(default=0.03, metadata={
+        "help": "non-solid edges whose (decayed) weight falls below this are removed"})
+    solidify_threshold: float = field(default=0.95, metadata={
+        "help": "edges at or above this weight become solid: no decay, never pruned"})
+    solid_node_uses: int = field(default=25, metadata={
+        "help": "a node recalled or merged this many times becomes solid (never removed)"})
+    max_degree: int = field(default=64, metadata={
+        "help": "overcrowding: a node keeps at most this many non-solid edges (weakest go)"})
+    maintenance_every: int = field(default=50, metadata={
+        "help": "prune / solidify / k-core / importance / removal pass every this many steps"})
+    core_keep_k: int = field(default=3, metadata={
+        "help": "nodes in the k-core for this k are central: kept even when inactive"})
+    isolated_grace: int = field(default=200, metadata={
+        "help": "a node without edges is removed once unused for this many steps"})
+    inactive_after: int = field(default=5_000, metadata={
+        "help": "a node outside the k-core unused for this many steps is removed"})
+    max_nodes: int = field(default=250_000, metadata={
+        "help": "capacity: beyond it the lowest-importance removable nodes go"})
+    capacity_headroom: float = field(default=0.05, metadata={
+        "help": "when over capacity, remove down to max_nodes * (1 - headroom) at once"})
+    importance_strength: float = field(default=0.3, metadata={
+        "help": "importance weight of tanh(weighted degree / 2)"})
+    importance_degree: float = field(default=0.1, metadata={
+        "help": "importance weight of tanh(degree / 8) (out-degree = degree: undirected)"})
+    importance_use: float = field(default=0.3, metadata={
+        "help": "importance weight of tanh(uses / 5)"})
+    importance_core: float = field(default=0.1, metadata={
+        "help": "importance weight of min(core number / core_keep_k, 1)"})
+    importance_base: float = field(default=0.2, metadata={
+        "help": "importance weight of the node's confidence"})
+    # --- working memory ---
+    working_capacity: int = field(default=16, metadata={
+        "help": "recent turns held in working memory; the oldest overflow into consolidation"})
+    working_ttl: int = field(default=8, metadata={
+        "help": "steps an item stays in working memory before step() consolidates it"})
+    consolidate_threshold: float = field(default=0.45, metadata={
+        "help": "consolidation score at or above which a working item becomes a node"})
+    redundancy_surprise: float = field(default=0.05, metadata={
+        "help": "surprise below this means already stored: the item is dropped"})
+    consolidate_use_weight: float = field(default=0.3, metadata={"help": "see module doc"})
+    consolidate_surprise_weight: float = field(default=0.5, metadata={"help": "see module doc"})
+    consolidate_importance_weight: float = field(default=0.2, metadata={"help": "see doc"})
+    use_saturation: int = field(default=3, metadata={
+        "help": "uses at which a working item's usage term saturates at 1"})
+    # --- metrics ---
+    metrics_window: int = field(default=100, metadata={
+        "help": "steps over which metrics() averages rewards, recalls, engrams and churn"})
+    objective_lambda: float = field(default=0.05, metadata={"help": "J cost per recall"})
+    objective_mu: float = field(default=0.05, metadata={"help": "J cost per engram"})
+    objective_nu: float = field(default=0.001, metadata={"help": "J cost per changed edge"})
+    # --- index ---
+    exact_below: int = field(default=20_000, metadata={
+        "help": "vector index is exact (brute force) below this many nodes, HNSW above"})
+    seed: int = field(default=0, metadata={"help": "seed of the approximate vector index"})
+    max_snapshots: int = field(default=8, metadata={
+        "help": "in-memory snapshots kept; the oldest is dropped beyond this"})
+
+    def __post_init__(self) -> None:
+        check_config(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryConfig:
+        """Strict: unknown keys, wrong types and out-of-range values raise ValueError."""
+        if not isinstance(data, dict):
+            raise ValueError("config must be a JSON object")
+        unknown = sorted(set(data) - {f.name for f in fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown config keys {unknown}")
+        reference = cls()
+        kwargs = {name: _coerce(name, value, getattr(reference, name))
+                  for name, value in data.items()}
+        return cls(**kwargs)
+
+
+_UNIT = ("merge_threshold", "min_edge_weight", "temporal_weight", "link_weight",
+         "default_confidence", "contradiction_min_cosine", "contradiction_min_overlap",
+         "superseded_confidence_factor", "update_supersede_threshold", "match_threshold",
+         "lexical_weight", "mmr_lambda", "min_path_product", "cross_block_factor",
+         "hebbian_rate", "hebbian_init", "hebbian_min_score", "working_use_cosine",
+         "reward_rate", "prune_threshold", "solidify_threshold", "capacity_headroom",
+         "consolidate_threshold", "redundancy_surprise")
+_POSITIVE_INT = ("attention_top_m", "max_sources", "write_chunk", "contradiction_candidates",
+                 "recall_overquery", "min_candidates", "n_anchors", "max_visited",
+                 "connect_max_visited", "maintenance_every", "max_nodes", "working_capacity",
+                 "working_ttl", "use_saturation", "metrics_window", "max_snapshots", "max_degree")
+_MAX_INT = 10**9
+
+
+def _coerce(name: str, value: Any, default: Any) -> Any:
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ValueError(f"config {name} must be true or false, got {value!r}")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"config {name} must be an integer, got {value!r}")
+        return value
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"config {name} must be a number, got {value!r}")
+        return float(value)
+    if isinstance(default, dict):
+        if not isinstance(value, dict):
+            raise ValueError(f"config {name} must be an object, got {value!r}")
+        return {str(k): _coerce(f"{name}.{k}", v, 1.0) for k, v in value.items()}
+    return value
+
+
+def check_config(cfg: MemoryConfig) -> None:
+    """Raise ValueError naming the first field out of its range."""
+    for f in fields(cfg):
+        value = getattr(cfg, f.name)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"config {f.name} must be finite, got {value}")
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_INT:
+            raise ValueError(f"config {f.name}={value} is out of range (|x| <= {_MAX_INT})")
+    for name in _UNIT:
+        value = getattr(cfg, name)
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"config {name} must be in [0, 1], got {value}")
+    for name in _POSITIVE_INT:
+        if getattr(cfg, name) < 1:
+            raise ValueError(f"config {name} must be >= 1, got {getattr(cfg, name)}")
+    for name in ("attention_temperature", "decay_recency_steps"):
+        if getattr(cfg, name) <= 0:
+            raise ValueError(f"config {name} must be > 0, got {getattr(cfg, name)}")
+    for name in ("write_overquery", "contradiction_max_diff", "solid_node_uses", "core_keep_k",
+                 "isolated_grace", "inactive_after", "exact_below", "seed", "decay_rate",
+                 "objective_lambda", "objective_mu", "objective_nu", "importance_strength",
+                 "importance_degree", "importance_use", "importance_core", "importance_base",
+                 "consolidate_use_weight", "consolidate_surprise_weight",
+                 "consolidate_importance_weight"):
+        if getattr(cfg, name) < 0:
+            raise ValueError(f"config {name} must be >= 0, got {getattr(cfg, name)}")
+    if cfg.min_edge_weight <= 0 or cfg.hebbian_init <= 0:
+        raise ValueError("config min_edge_weight and hebbian_init must be > 0 (weights in (0, 1])")
+    if cfg.temporal_weight <= 0 or cfg.link_weight <= 0:
+        raise ValueError("config temporal_weight and link_weight must be > 0")
+    if not isinstance(cfg.block_weights, dict):
+        raise ValueError("config block_weights must be a dict of block -> weight")
+    for block, weight in cfg.block_weights.items():
+        if not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+            raise ValueError(f"config block_weights[{block!r}] must be a finite number >= 0")

@@ -1,0 +1,141 @@
+"""Does a new fact contradict a stored one? Pluggable detectors for supersession.
+
+A detector answers `contradicts(old_text, new_text) -> bool` for one candidate pair; the write
+path (`engram.py`) chooses the candidates (the most similar valid semantic nodes) and
+supersedes those the detector flags. Callers that know a fact's identity pass an explicit
+`key` ("glarb|rainy|eats") to `observe`: same key with another text is a contradiction and no
+detector is consulted.
+
+`RuleBasedDetector` (default) is a lexical heuristic over content tokens (lower-cased,
+stopwords and negations removed, a plural/3rd-person "s" stripped): two facts state the same
+subject and slot with another value when
+
+* their content tokens are the same and only one of them is negated ("the glarb eats carrots"
+  / "the glarb never eats carrots"), or
+* they share at least `min_overlap` of the shorter side's content tokens and each side has
+  1..`max_diff` tokens the other lacks ("... eats carrots" / "... eats stones").
+
+Failure modes, by design of a bag-of-words rule: a different subject with the same predicate
+("the purple glarb eats carrots" / "the blue glarb eats carrots") is flagged as a contradiction;
+multi-valued slots ("eats carrots" and "eats apples" both true) are flagged; paraphrases that
+share few words, antonyms ("hot" / "cold" in long sentences with more than `max_diff` other
+changes) and double negatives are missed. Use `key=` or `LLMJudgeDetector` where that matters.
+
+`LLMJudgeDetector(judge)` asks any callable `judge(old_text, new_text) -> bool` (an LLM wrapper),
+optionally only for pairs that pass a cheap lexical pre-filter.
+
+>>> d = RuleBasedDetector()
+>>> d.contradicts("On rainy turns the purple glarb eats carrots.",
+...               "On rainy turns the purple glarb eats stones.")
+True
+>>> d.contradicts("On rainy turns the purple glarb eats carrots.", "The blue zorp sings at dawn.")
+False
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from mags_lib.embed import tokenize
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+STOPWORDS = _words("""
+a an the and or but if then else of on in at to for from by with without about into onto over
+under after before during while when whenever where which who whom whose what that this these
+those there here it its it's is are was were be been being am do does did doing done has have
+had having will would shall should can could may might must i you he she we they me him her us
+them my your his our their mine yours as so than too very just also only all any each every some
+such same other own more most s t d ll m re ve y up down out off again further once
+""")
+NEGATIONS = _words("not no never none nothing nobody nowhere neither nor cannot without")
+_CONTRACTED = _words("don doesn didn isn aren wasn weren won wouldn can couldn shouldn hasn "
+                     "haven hadn mustn ain")
+_NEGATED_CONTRACTION = re.compile(r"\b[a-z]+n't\b|\b[a-z]+n’t\b")
+
+
+def content_tokens(text: str) -> frozenset[str]:
+    """Lower-case content words of `text`: stopwords, negations and contraction stubs removed,
+    a trailing "s" stripped from words longer than three letters ("eats" -> "eat")."""
+    out = set()
+    for token in tokenize(text):
+        if token in STOPWORDS or token in NEGATIONS or token in _CONTRACTED:
+            continue
+        if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
+            token = token[:-1]
+        out.add(token)
+    return frozenset(out)
+
+
+def is_negated(text: str) -> bool:
+    """True if `text` holds an odd number of negations (not, never, no, n't, ...)."""
+    lowered = text.lower()
+    count = sum(1 for token in tokenize(lowered) if token in NEGATIONS)
+    count += len(_NEGATED_CONTRACTION.findall(lowered))
+    return count % 2 == 1
+
+
+@runtime_checkable
+class ContradictionDetector(Protocol):
+    """Anything that says whether `new_text` states another value for what `old_text` says."""
+
+    def contradicts(self, old_text: str, new_text: str) -> bool: ...
+
+
+class RuleBasedDetector:
+    """Lexical same-subject-and-slot, other-value rule (see the module docstring)."""
+
+    def __init__(self, min_overlap: float = 0.6, max_diff: int = 3, min_tokens: int = 2):
+        self.min_overlap = min_overlap
+        self.max_diff = max_diff
+        self.min_tokens = min_tokens
+
+    def contradicts(self, old_text: str, new_text: str) -> bool:
+        old, new = content_tokens(old_text), content_tokens(new_text)
+        if min(len(old), len(new)) < self.min_tokens:
+            return False
+        only_old, only_new = old - new, new - old
+        if not only_old and not only_new:
+            return is_negated(old_text) != is_negated(new_text)
+        if is_negated(old_text) != is_negated(new_text):
+            return False  # negation plus other changes: too different to call
+        shared = len(old & new)
+        return (1 <= len(only_old) <= self.max_diff and 1 <= len(only_new) <= self.max_diff
+                and shared >= self.min_overlap * min(len(old), len(new)))
+
+
+class LLMJudgeDetector:
+    """Delegates the decision to `judge(old_text, new_text) -> bool`, e.g. an LLM prompted
+    "Does the second statement contradict the first? yes/no".
+
+    `prefilter_overlap` (0 disables it) skips the judge for pairs sharing less than this
+    fraction of the shorter side's content tokens, so an LLM is asked only about plausible
+    pairs; exceptions raised by the judge count as "no contradiction"."""
+
+    def __init__(self, judge: Callable[[str, str], bool], prefilter_overlap: float = 0.0):
+        self.judge = judge
+        self.prefilter_overlap = prefilter_overlap
+        self.calls = 0
+
+    def contradicts(self, old_text: str, new_text: str) -> bool:
+        if self.prefilter_overlap > 0:
+            old, new = content_tokens(old_text), content_tokens(new_text)
+            if not old or not new:
+                return False
+            if len(old & new) < self.prefilter_overlap * min(len(old), len(new)):
+                return False
+        self.calls += 1
+        try:
+            return bool(self.judge(old_text, new_text))
+        except Exception:  # a flaky judge must not break a write
+            return False
+
+
+def normalise_text(text: str) -> str:
+    """Key for 'the same text': lower-case tokens joined by spaces."""
+    return " ".join(tokenize(text))

@@ -1,0 +1,271 @@
+"""Engram: how a new item enters long-term memory (merge, supersede or neurogenesis).
+
+For every item, in order, against its nearest valid nodes (by cosine):
+
+1. Contradiction (semantic facts, or any item with an explicit `key`): with a key, the valid
+   node holding the same key and another text is contradicted; without, the memory's
+   `ContradictionDetector` checks the `contradiction_candidates` most similar valid semantic
+   nodes (cosine >= `contradiction_min_cosine`, text not identical). Contradicted nodes are
+   superseded: marked invalid (`valid_to`, `superseded_by`, confidence down) and linked from the
+   new node by a `supersedes` edge (solid when `keep_history`).
+2. Otherwise merge: if the closest valid node of the same block has cosine >=
+   `merge_threshold` (or holds the same key and text), the item merges into it: confidence by
+   noisy-or (1 - (1 - c_old)(1 - c_new)), the source appended, one use counted.
+3. Otherwise neurogenesis: a new node. `EngramUpdate` (mode "update") first supersedes the
+   closest valid same-block node with cosine >= `update_supersede_threshold`, if any.
+
+A new node connects to its top-m valid neighbours (any block) with attention weights, see
+`attention_weights`, and an episode to the previous episode in time (`temporal` edge).
+
+`observe_many` searches the index for a whole chunk at once and compares the chunk's items with
+each other by one matrix product, which gives exactly the neighbours that one-by-one writes
+would see.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from mags_lib.actions.types import BLOCKS
+from mags_lib.errors import MagsError
+from mags_lib.memory.contradiction import normalise_text
+from mags_lib.memory.types import Source, WriteOutcome
+
+if TYPE_CHECKING:
+    from mags_lib.memory.store import LiquidMemory
+
+Mode = Literal["add", "update"]
+KEYED_SUPERSEDE_WEIGHT = 0.5  # supersedes edge to a keyed fact not among the neighbours
+
+
+@dataclass(frozen=True)
+class WriteItem:
+    """One thing to store; see `LiquidMemory.observe` for the fields."""
+
+    text: str
+    block: str = "episodic"
+    source: Source | None = None
+    time: float | None = None
+    confidence: float | None = None
+    key: str | None = None
+    importance: float | None = None
+
+
+def as_write_item(item: str | dict[str, Any] | WriteItem) -> WriteItem:
+    """Validate a string, dict or WriteItem; raise MagsError naming the bad field."""
+    if isinstance(item, WriteItem):
+        data = item.__dict__
+    elif isinstance(item, str):
+        data = {"text": item}
+    elif isinstance(item, dict):
+        unknown = set(item) - set(WriteItem.__dataclass_fields__)
+        if unknown:
+            raise MagsError(f"unknown item fields {sorted(unknown)}",
+                            "use text, block, source, time, confidence, key, importance")
+        data = {k: v for k, v in item.items() if v is not None}
+    else:
+        raise MagsError(f"cannot store a {type(item).__name__}", "pass a str or a dict")
+    text = data.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise MagsError(f"item text must be a non-empty string, got {text!r}", "give it text")
+    block = data.get("block", "episodic")
+    if block not in BLOCKS:
+        raise MagsError(f"unknown block {block!r}", f"use one of {list(BLOCKS)}")
+    for name in ("confidence", "importance"):
+        value = data.get(name)
+        if value is not None and not (_number(value) and 0.0 <= value <= 1.0):
+            raise MagsError(f"{name} must be a number in [0, 1], got {value!r}", "clip it")
+    time = data.get("time")
+    if time is not None and not (_number(time) and math.isfinite(time)):
+        raise MagsError(f"time must be a finite number, got {time!r}", "pass seconds or a turn")
+    source = data.get("source")
+    if source is not None and (isinstance(source, bool) or not isinstance(source, str | int)):
+        raise MagsError(f"source must be a str or an int, got {source!r}", "use an input id")
+    key = data.get("key")
+    if key is not None and not isinstance(key, str):
+        raise MagsError(f"key must be a string, got {key!r}", 'use e.g. "glarb|rainy|eats"')
+    return WriteItem(text=text, block=block, source=source,
+                     time=None if time is None else float(time),
+                     confidence=None if data.get("confidence") is None
+                     else float(data["confidence"]),
+                     key=key, importance=None if data.get("importance") is None
+                     else float(data["importance"]))
+
+
+def attention_weights(cosines: np.ndarray | list[float], temperature: float,
+                      min_weight: float) -> np.ndarray:
+    """Edge weights for a new node's neighbours, inspired by graph attention.
+
+    softmax(c / T) over the neighbours' cosines c, rescaled so the best neighbour's weight is
+    its (clipped) cosine: w_i = c_max * exp((c_i - c_max) / T). Weights below `min_weight`
+    become 0 (no edge). All weights are in [0, 1].
+
+    >>> attention_weights([0.8, 0.7, 0.1], temperature=0.1, min_weight=0.05).round(3).tolist()
+    [0.8, 0.294, 0.0]
+    """
+    c = np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0)
+    if c.size == 0:
+        return c
+    best = float(c.max())
+    w = best * np.exp((c - best) / temperature)
+    return np.where(w >= min_weight, np.minimum(w, 1.0), 0.0)
+
+
+def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = None,
+                mode: Mode = "add") -> list[WriteOutcome]:
+    """Write `items` in order (see the module docstring); one outcome per item."""
+    batch = [as_write_item(item) for item in items]
+    if not batch:
+        return []
+    if embeddings is None:
+        vectors = mem._encode([item.text for item in batch])
+    else:
+        vectors = mem._as_vectors(embeddings, len(batch))
+    cfg = mem.config
+    k = cfg.attention_top_m + cfg.write_overquery
+    outcomes: list[WriteOutcome] = []
+    for start in range(0, len(batch), cfg.write_chunk):
+        chunk = vectors[start:start + cfg.write_chunk]
+        found = mem._search_many(chunk, k)
+        sims = np.round((chunk @ chunk.T).astype(np.float64), 6).astype(np.float32)  # as index
+        new_rows: list[int] = []
+        new_ids: list[int] = []
+        for row, item in enumerate(batch[start:start + cfg.write_chunk]):
+            cands = found[row]
+            if new_rows:
+                s = sims[row, new_rows]
+                top = np.argsort(-s, kind="stable")[:k]
+                cands = cands + [(new_ids[j], float(s[j])) for j in top.tolist()]
+            cands = sorted(cands, key=lambda pair: (-pair[1], pair[0]))[:k]
+            outcome = write_one(mem, item, cands, mode)
+            outcomes.append(outcome)
+            mem._tally.engrams += 1
+            if outcome.kind != "merged":
+                new_rows.append(row)
+                new_ids.append(outcome.node_id)
+        if new_ids:
+            assert mem.index is not None
+            mem.index.add(np.asarray(new_ids, dtype=np.int64), chunk[new_rows])
+    return outcomes
+
+
+def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]],
+              mode: Mode = "add") -> WriteOutcome:
+    """Merge, supersede or add one item given its nearest nodes `cands` (id, cosine)."""
+    cfg = mem.config
+    nodes = mem.graph.nodes
+    valid = [(j, c) for j, c in cands if nodes[j]["valid_to"] is None]
+    same = [(j, c) for j, c in valid if nodes[j]["block"] == item.block]
+    confidence = cfg.default_confidence if item.confidence is None else item.confidence
+    old_ids = contradicted_nodes(mem, item, same)
+    if not old_ids:
+        target = merge_target(mem, item, same)
+        if target is not None:
+            merge_into(mem, target, item, confidence)
+            return WriteOutcome(target, "merged", [])
+        if mode == "update":
+            old_ids = [j for j, c in same[:1] if c >= cfg.update_supersede_threshold]
+    key = item.key
+    if key is None and old_ids:
+        key = nodes[old_ids[0]]["key"]
+    new = mem._add_node(item.text, item.block, confidence=confidence,
+                        importance=0.5 if item.importance is None else item.importance,
+                        sources=[] if item.source is None else [item.source],
+                        created_at=mem._now() if item.time is None else item.time, key=key)
+    cosine = dict(cands)
+    for old in old_ids:
+        supersede(mem, old, new, cosine.get(old, KEYED_SUPERSEDE_WEIGHT))
+    neighbours = [(j, c) for j, c in valid if j not in old_ids][:cfg.attention_top_m]
+    weights = attention_weights([c for _, c in neighbours], cfg.attention_temperature,
+                                cfg.min_edge_weight)
+    for (j, _), w in zip(neighbours, weights.tolist(), strict=True):
+        if w > 0:
+            mem._connect(new, j, w, "similarity")
+    if item.block == "episodic":
+        link_episode(mem, new)
+    return WriteOutcome(new, "superseded" if old_ids else "added", list(old_ids))
+
+
+def contradicted_nodes(mem: LiquidMemory, item: WriteItem,
+                       same: list[tuple[int, float]]) -> list[int]:
+    """Valid nodes of the item's block that the item states another value for."""
+    nodes = mem.graph.nodes
+    text = normalise_text(item.text)
+    if item.key is not None:
+        current = mem._keys.get(item.key)
+        if (current is not None and nodes[current]["valid_to"] is None
+                and normalise_text(nodes[current]["text"]) != text):
+            return [current]
+        return []
+    if item.block != "semantic":
+        return []
+    cfg = mem.config
+    out = []
+    for j, c in same[:cfg.contradiction_candidates]:
+        if c < cfg.contradiction_min_cosine:
+            break
+        old_text = nodes[j]["text"]
+        if normalise_text(old_text) != text and mem.detector.contradicts(old_text, item.text):
+            out.append(j)
+    return out
+
+
+def merge_target(mem: LiquidMemory, item: WriteItem,
+                 same: list[tuple[int, float]]) -> int | None:
+    """The node the item repeats: same key and text, or cosine >= merge_threshold with a node
+    whose key is the item's or unset (a keyed item never merges into another key's node)."""
+    nodes = mem.graph.nodes
+    if item.key is not None:
+        current = mem._keys.get(item.key)
+        if current is not None and normalise_text(nodes[current]["text"]) == normalise_text(
+                item.text):
+            return current
+    for j, c in same:
+        if c < mem.config.merge_threshold:
+            break
+        other_key = nodes[j]["key"]
+        if item.key is None or other_key is None or other_key == item.key:
+            return j
+    return None
+
+
+def merge_into(mem: LiquidMemory, target: int, item: WriteItem, confidence: float) -> None:
+    """Fold a repeated item into `target`: confidence up (noisy-or), source added, one use."""
+    data = mem.graph.nodes[target]
+    data["confidence"] = 1.0 - (1.0 - data["confidence"]) * (1.0 - confidence)
+    sources = data["sources"]
+    if item.source is not None and item.source not in sources:
+        sources.append(item.source)
+        if len(sources) > mem.config.max_sources:
+            del sources[1]  # keep the origin and the newest ones
+    if item.importance is not None:
+        data["importance"] = max(data["importance"], item.importance)
+    if item.key is not None and data["key"] is None:
+        data["key"] = item.key
+        mem._keys[item.key] = target
+    mem._mark_used(target)
+    if item.block == "episodic":
+        link_episode(mem, target)
+
+
+def supersede(mem: LiquidMemory, old: int, new: int, cosine: float) -> None:
+    """`new` is the current version of `old`: invalidate old, keep the link to it."""
+    mem._invalidate(old, by=new)
+    mem._connect(new, old, max(cosine, mem.config.min_edge_weight), "supersedes",
+                 solid=mem.config.keep_history)
+
+
+def link_episode(mem: LiquidMemory, node: int) -> None:
+    """Temporal edge from the previous episode to `node`, which becomes the latest episode."""
+    last = mem._last_episode
+    if last is not None and last != node and last in mem.graph:
+        mem._connect(node, last, mem.config.temporal_weight, "temporal")
+    mem._last_episode = node
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool)

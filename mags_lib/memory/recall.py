@@ -1,0 +1,191 @@
+"""Recall (ask): anchors, traversal, ranked hits; context items, connect and history.
+
+`recall(query, k)`:
+
+1. candidates: max(recall_overquery * k, min_candidates) by hybrid dense + BM25 score, a
+   superseded candidate redirected to its current version (`anchors.py`);
+2. anchors: `n_anchors` of them chosen by MMR coverage (`anchors.select_anchors`);
+3. traversal: best-first from all anchors at once (`traversal.spread`), node score =
+   anchor score * product of (edge weight * cross-block factor) * block_weights[block];
+4. hits: every candidate (at its hybrid score) and every reached node, at its best score, top k
+   (ties by id); invalid nodes only with `include_invalid=True` and flagged `valid=False`.
+
+Side effects unless `learn=False`: anchors with score >= `hebbian_min_score` wire together
+(`hebbian` edges, w <- w + rate * (1 - w)); returned nodes count a use; edges on the hits'
+paths are marked used (their decay restarts) and the paths are kept for `step(reward)`;
+working-memory items similar to the query count a use.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from mags_lib.memory.anchors import hybrid_candidates, select_anchors
+from mags_lib.memory.dynamics import hebbian_update
+from mags_lib.memory.traversal import components, spread, strongest_path
+from mags_lib.memory.types import ContextItem, Hit
+
+if TYPE_CHECKING:
+    from mags_lib.memory.store import LiquidMemory
+
+
+def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any = None,
+           block: str | None = None, include_invalid: bool = False,
+           learn: bool = True) -> list[Hit]:
+    """See the module docstring."""
+    if learn:
+        mem._tally.recalls += 1
+    if k <= 0 or (len(mem) == 0 and len(mem.working) == 0):
+        return []
+    cfg = mem.config
+    q = mem._query_vector(query, query_embedding)
+    if learn:
+        mem.working.touch(q, cfg.working_use_cosine)
+    if len(mem) == 0:
+        return []
+    n = max(cfg.recall_overquery * k, cfg.min_candidates)
+    cands = hybrid_candidates(mem, query, q, n, include_invalid=include_invalid)
+    if not cands:
+        return []
+    ids = [c.node_id for c in cands]
+    rel = np.array([c.score for c in cands])
+    vecs = mem._vectors(ids)
+    chosen = select_anchors(rel, vecs @ vecs.T, cfg.n_anchors, cfg.mmr_lambda)
+    anchors = {ids[i]: float(rel[i]) for i in chosen}
+    nodes = mem.graph._node  # plain dicts: networkx's views cost a call per access
+    reached = spread(
+        mem.graph._adj, anchors, weight=mem._weight_fn(),
+        can_visit=(lambda _: True) if include_invalid else (
+            lambda n: nodes[n]["valid_to"] is None),
+        block_of=lambda n: nodes[n]["block"], min_product=cfg.min_path_product,
+        max_visited=cfg.max_visited, cross_block=cfg.cross_block_factor)
+    best: dict[int, tuple[float, list[int]]] = {c.node_id: (c.score, [c.node_id]) for c in cands}
+    for node, r in reached.items():
+        score = r.score if node in anchors else r.score * cfg.block_weights.get(
+            nodes[node]["block"], 1.0)
+        if score > best.get(node, (-math.inf,))[0]:
+            best[node] = (score, r.path)
+    ranked = sorted(((s, node, path) for node, (s, path) in best.items()
+                     if (block is None or nodes[node]["block"] == block)
+                     and (include_invalid or nodes[node]["valid_to"] is None)),
+                    key=lambda t: (-t[0], t[1]))[:k]
+    hits = [make_hit(mem, node, score, path) for score, node, path in ranked]
+    if learn:
+        wire_anchors(mem, {a: s for a, s in anchors.items() if s >= cfg.hebbian_min_score
+                           and nodes[a]["valid_to"] is None})
+        mark_recalled(mem, hits)
+    return hits
+
+
+def make_hit(mem: LiquidMemory, node: int, score: float, path: list[int]) -> Hit:
+    data = mem.graph.nodes[node]
+    return Hit(node_id=node, text=data["text"], score=float(score), block=data["block"],
+               sources=list(data["sources"]), path=list(path),
+               valid=data["valid_to"] is None, superseded_by=data["superseded_by"],
+               confidence=float(data["confidence"]))
+
+
+def wire_anchors(mem: LiquidMemory, anchors: dict[int, float]) -> None:
+    """Fire together, wire together: strengthen or create hebbian edges between anchors."""
+    cfg = mem.config
+    for a, b in combinations(sorted(anchors), 2):
+        if mem.graph.has_edge(a, b):
+            mem._reweight(a, b, lambda w: hebbian_update(w, cfg.hebbian_rate))
+        else:
+            mem._connect(a, b, cfg.hebbian_init, "hebbian")
+
+
+def mark_recalled(mem: LiquidMemory, hits: list[Hit]) -> None:
+    """Hits count a use; their paths' edges are marked used and kept for `step(reward)`."""
+    for hit in hits:
+        mem._mark_used(hit.node_id)
+        for u, v in zip(hit.path, hit.path[1:], strict=False):
+            mem._touch_edge(u, v)
+    mem._remember_paths(hit.path for hit in hits)
+
+
+def recall_context(mem: LiquidMemory, query: str, k: int = 10, **kwargs: Any) -> list[ContextItem]:
+    """Recall, then merge hits connected in the recalled subgraph (connected components of
+    the subgraph induced by the hits) into one context item each, best item first."""
+    hits = recall(mem, query, k, **kwargs)
+    by_id = {h.node_id: h for h in hits}
+    nodes = mem.graph.nodes
+    items = []
+    for group in components(mem.graph.adj, by_id):
+        ordered = sorted(group, key=lambda n: (nodes[n]["created"], n))
+        items.append(ContextItem(
+            node_ids=ordered, text=" ".join(nodes[n]["text"] for n in ordered),
+            score=max(by_id[n].score for n in group),
+            blocks=sorted({nodes[n]["block"] for n in group})))
+    return sorted(items, key=lambda it: (-it.score, it.node_ids[0]))
+
+
+def best_match(mem: LiquidMemory, text: str, *, include_invalid: bool = False,
+               query_embedding: Any = None) -> tuple[int, float] | None:
+    """The node that best matches a string (hybrid score >= match_threshold), or None."""
+    if len(mem) == 0 or not text.strip():
+        return None
+    q = mem._query_vector(text, query_embedding)
+    cands = hybrid_candidates(mem, text, q, mem.config.min_candidates,
+                              include_invalid=include_invalid)
+    if not cands or cands[0].score < mem.config.match_threshold:
+        return None
+    return cands[0].node_id, cands[0].score
+
+
+def connect(mem: LiquidMemory, a: str, b: str, *, learn: bool = True) -> list[Hit]:
+    """Hits along the strongest path (max product of weights over valid nodes) between the
+    best matches of `a` and `b`; each hit's score is the product up to it. [] if none."""
+    ma, mb = best_match(mem, a), best_match(mem, b)
+    if ma is None or mb is None:
+        return []
+    nodes = mem.graph.nodes
+    found = strongest_path(mem.graph._adj, ma[0], mb[0], weight=mem._weight_fn(),
+                           can_visit=lambda n: nodes[n]["valid_to"] is None,
+                           max_visited=mem.config.connect_max_visited)
+    if learn:
+        mem._tally.recalls += 1
+    if found is None:
+        return []
+    path, _ = found
+    hits, product = [], 1.0
+    for i, node in enumerate(path):
+        if i:
+            product *= mem.edge_weight(path[i - 1], node)
+        hits.append(make_hit(mem, node, product, path[:i + 1]))
+    if learn:
+        for node in path:
+            mem._mark_used(node)
+        for u, v in zip(path, path[1:], strict=False):
+            mem._touch_edge(u, v)
+        mem._remember_paths([path])
+    return hits
+
+
+def history(mem: LiquidMemory, node_id: int) -> list[Hit]:
+    """Version chain through `node_id`: the current version first, then older versions."""
+    nodes = mem.graph.nodes
+    if node_id not in nodes:
+        raise KeyError(f"no node {node_id} in memory")
+    head, seen = node_id, {node_id}
+    while nodes[head]["superseded_by"] is not None and nodes[head]["superseded_by"] in nodes:
+        head = nodes[head]["superseded_by"]
+        if head in seen:
+            break
+        seen.add(head)
+    chain, frontier, seen = [head], [head], {head}
+    while frontier:
+        current = frontier.pop(0)
+        older = sorted((o for o in mem.graph.adj[current]
+                        if nodes[o]["superseded_by"] == current and o not in seen),
+                       key=lambda o: -nodes[o]["valid_to"])
+        for o in older:
+            seen.add(o)
+            chain.append(o)
+            frontier.append(o)
+    return [make_hit(mem, n, nodes[n]["confidence"], chain[:i + 1])
+            for i, n in enumerate(chain)]
