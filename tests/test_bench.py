@@ -1,0 +1,51 @@
+"""Tests of the benchmark harness at tiny sizes (`python -m mags_lib.bench ...` in a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mags_lib.bench.corpus import make_corpus
+
+
+def run_bench(*args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-m", "mags_lib.bench", *args], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)  # exactly one JSON object on stdout
+
+
+def test_corpus_is_deterministic_and_lexically_varied():
+    a, b = make_corpus(500, seed=3), make_corpus(500, seed=3)
+    assert a.facts == b.facts and a.questions == b.questions and len(a.facts) == 500
+    assert make_corpus(500, seed=4).facts != a.facts
+    words = {w for fact in a.facts for w in fact.lower().split()}
+    assert len(words) > 400
+
+
+def test_memory_bench_tiny(tmp_path):
+    out = tmp_path / "bench.json"
+    result = run_bench("memory", "--sizes", "200", "--queries", "20", "--out", str(out))
+    assert json.loads(out.read_text()) == result
+    assert {"config", "machine", "targets", "meets_targets", "results"} <= set(result)
+    assert set(result["meets_targets"]) == {"recall_p50", "recall_p95", "engram_throughput",
+                                            "peak_rss"}
+    assert all(isinstance(v, bool) for v in result["meets_targets"].values())
+    assert result["machine"]["cpu_count"] >= 1 and result["machine"]["numpy"]
+    (size,) = result["results"]
+    assert size["size"] == 200
+    for key in ("nodes", "edges", "build_s", "engram_per_s", "peak_rss_mb"):
+        assert size[key] > 0, key
+    assert 0 < size["recall"]["p50_ms"] <= size["recall"]["p95_ms"]
+    assert size["nodes"] <= 200
+
+
+def test_index_bench_tiny():
+    result = run_bench("index", "--sizes", "300", "--queries", "10")
+    (size,) = result["results"]
+    assert size["vector"]["recall_at_10"] == pytest.approx(1.0)  # exact below the threshold
+    assert size["vector"]["search"]["p50_ms"] > 0
+    assert size["bm25"]["add_us_per_doc"] > 0 and size["bm25"]["search_question"]["p50_ms"] > 0
