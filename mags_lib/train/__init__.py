@@ -1,0 +1,24 @@
+"""Training the ask / write / answer models: SFT cold start, then GRPO, judged by generation.
+
+    from mags_lib.train import SFTStageConfig, load_jsonl, run_sft, run_grpo, generate_and_score
+    rows, report = load_jsonl("data/synth/ask.jsonl", task="ask")
+    sft = run_sft(SFTStageConfig(name="ask-sft"), rows[:256], rows[256:296])
+    grpo = run_grpo(GRPOStageConfig(name="ask-grpo"), rows[:256], rows[256:296], sft.model_dir)
+
+Modules: `data` (row format, JSONL), `rewards` (GRPO rewards by name), `config` (stage
+dataclasses), `backend` (Unsloth or PEFT), `sft`, `grpo`, `evaluate`, `router`, `common`.
+Importing this package is cheap: torch, transformers and TRL load inside the functions.
+"""
+
+from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, StageConfig, TrainConfig
+from mags_lib.train.data import SkipReport, data_hash, load_jsonl, to_dataset, write_jsonl
+from mags_lib.train.evaluate import generate_and_score
+from mags_lib.train.grpo import GRPOResult, run_grpo
+from mags_lib.train.rewards import REWARDS, build_rewards
+from mags_lib.train.router import Router, route
+from mags_lib.train.sft import SFTResult, run_sft
+
+__all__ = ["GRPOResult", "GRPOStageConfig", "REWARDS", "Router", "SFTResult", "SFTStageConfig",
+           "SkipReport", "StageConfig", "TrainConfig", "build_rewards", "data_hash",
+           "generate_and_score", "load_jsonl", "route", "run_grpo", "run_sft", "to_dataset",
+           "write_jsonl"]

@@ -1,0 +1,141 @@
+"""Judge a model by what it generates on held-out prompts, not by its loss.
+
+    report = generate_and_score("models/ask-sft", eval_rows, kind="recall", max_tokens=64)
+    report["adherence"], report["accuracy"], report["samples"][0]
+
+Decoding is greedy and unconstrained by default, so adherence (the share of outputs that parse
+completely) measures the model itself; pass a GBNF `grammar` (llama.cpp models) to measure the
+constrained system instead. Task accuracy reuses the reward functions: recall hit rate
+(`recall_reward == 1`), engram F1 (`engram_reward`), answer accuracy (`answer_reward`).
+
+`model` is a checkpoint directory (batched generation with transformers), a `.gguf` path or
+"embedded" (llama.cpp via `load_llm`), a loaded `ChatLLM`, or a `(model, tokenizer)` pair.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from mags_lib.train.data import TASK_KIND
+from mags_lib.train.rewards import (
+    answer_reward,
+    engram_reward,
+    format_reward,
+    recall_reward,
+)
+
+_TASK = {"recall": "ask", "engram": "write", "answer": "answer",
+         "ask": "ask", "write": "write"}
+_ACCURACY = {"ask": ("recall_hit_rate", recall_reward), "write": ("engram_f1", engram_reward),
+             "answer": ("answer_accuracy", answer_reward)}
+
+
+def _hf_generate(model, tokenizer, prompts: list[list[dict]], max_tokens: int,
+                 batch_size: int) -> list[str]:
+    import torch
+
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"  # generation continues on the right
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    device = next(model.parameters()).device
+    texts = [tokenizer.apply_chat_template(p, tokenize=False, add_generation_prompt=True)
+             for p in prompts]
+    out: list[str] = []
+    try:
+        model.eval()
+        for i in range(0, len(texts), batch_size):
+            enc = tokenizer(texts[i:i + batch_size], return_tensors="pt", padding=True,
+                            add_special_tokens=False).to(device)
+            with torch.no_grad():
+                ids = model.generate(**enc, max_new_tokens=max_tokens, do_sample=False,
+                                     pad_token_id=tokenizer.pad_token_id)
+            new = ids[:, enc["input_ids"].shape[1]:]
+            out += tokenizer.batch_decode(new, skip_special_tokens=True)
+    finally:
+        tokenizer.padding_side = side
+    return out
+
+
+def _chat_generate(llm, prompts: list[list[dict]], max_tokens: int, grammar: str | None) -> list[str]:
+    return [llm.chat(p, grammar=grammar, max_tokens=max_tokens, temperature=0.0, seed=0).text
+            for p in prompts]
+
+
+def generate(model: Any, prompts: list[list[dict]], max_tokens: int = 64,
+             grammar: str | None = None, batch_size: int = 8) -> list[str]:
+    """Greedy completions for chat prompts from any model form the module docstring lists."""
+    if isinstance(model, tuple):
+        return _hf_generate(*model, prompts, max_tokens, batch_size)
+    if hasattr(model, "chat"):
+        return _chat_generate(model, prompts, max_tokens, grammar)
+    from mags_lib.models import resolve_model
+
+    kind, where = resolve_model(str(model))
+    if kind == "hf_dir" and grammar is None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(str(where))
+        hf = AutoModelForCausalLM.from_pretrained(str(where))
+        hf.to("cuda" if torch.cuda.is_available() else "cpu")
+        return _hf_generate(hf, tok, prompts, max_tokens, batch_size)
+    from mags_lib.llm import LLMConfig, load_llm
+
+    return _chat_generate(load_llm(LLMConfig(model=str(model), cache=False)), prompts,
+                          max_tokens, grammar)
+
+
+def score(texts: list[str], rows: list[dict], task: str,
+          reward_params: dict[str, dict] | None = None) -> dict[str, Any]:
+    """Adherence, mean format reward and task accuracy of `texts` (one per row)."""
+    params = reward_params or {}
+    fmt = format_reward(texts, task=[task] * len(texts))
+    name, reward = _ACCURACY[task]
+    task_scores = reward(texts, gold=[r["gold"] for r in rows], **params.get(reward.__name__, {}))
+    scored = [s for s in task_scores if s is not None]
+    accuracy = [float(s == 1.0) for s in scored] if task == "ask" else scored
+    return {"n": len(texts), "adherence": mean(float(f == 1.0) for f in fmt) if fmt else 0.0,
+            "format_mean": mean(fmt) if fmt else 0.0, "accuracy_name": name,
+            "accuracy": mean(accuracy) if accuracy else None, "n_scored": len(scored),
+            "_format": fmt, "_task": task_scores}
+
+
+def generate_and_score(model: Any, rows: list[dict], kind: str, max_tokens: int = 64,
+                       grammar: str | None = None, batch_size: int = 8, n_samples: int = 3,
+                       reward_params: dict[str, dict] | None = None) -> dict[str, Any]:
+    """Generate on each row's prompt (greedy) and score the outputs as `kind` ("recall" /
+    "engram" / "answer", or the task names "ask" / "write"). Returns n, adherence, format_mean,
+    accuracy (with accuracy_name and n_scored, the rows that had gold for it), seconds and a
+    few samples (prompt, output, format and task score)."""
+    task = _TASK.get(kind)
+    if task is None:
+        raise ValueError(f"unknown kind {kind!r}; use recall, engram, answer, ask or write")
+    t0 = time.perf_counter()
+    texts = generate(model, [r["prompt"] for r in rows], max_tokens, grammar, batch_size)
+    seconds = time.perf_counter() - t0
+    report = score(texts, rows, task, reward_params)
+    fmt, task_scores = report.pop("_format"), report.pop("_task")
+    name = (str(model) if isinstance(model, (str, Path))
+            else type(model[0] if isinstance(model, tuple) else model).__name__)
+    report.update(kind=kind, seconds=seconds, model=name)
+    report["samples"] = [{"prompt": r["prompt"][-1]["content"], "output": t, "format": f,
+                          "task_score": s}
+                         for r, t, f, s in list(zip(rows, texts, fmt, task_scores,
+                                                    strict=True))[:n_samples]]
+    return report
+
+
+def eval_by_task(model: Any, rows: list[dict], max_tokens: int = 64,
+                 reward_params: dict[str, dict] | None = None) -> dict[str, Any]:
+    """`generate_and_score` for each task present in `rows`, as {task: report}."""
+    by_task: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_task[r["task"]].append(r)
+    return {task: generate_and_score(model, task_rows, TASK_KIND[task], max_tokens,
+                                     reward_params=reward_params)
+            for task, task_rows in sorted(by_task.items())}

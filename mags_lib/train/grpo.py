@@ -1,0 +1,123 @@
+"""GRPO on top of the SFT model: sample a group of completions per prompt, score them with the
+named rewards, and push the policy toward the better-than-group-mean ones.
+
+    result = run_grpo(GRPOStageConfig(name="ask-grpo"), train_rows, eval_rows, "models/ask-sft")
+    result.reward_curve   # [{"step": 1, "reward": ..., "rewards/format_reward/mean": ...}, ...]
+
+TRL's `GRPOTrainer` does the algorithm: advantage = (reward - group mean) / group std, a
+clipped policy ratio (`epsilon`), an optional KL term to the starting model (`beta`; with LoRA
+the reference is the same weights with the adapter switched off, i.e. the SFT model). A fresh
+LoRA adapter is trained on the merged SFT checkpoint, then merged and saved like SFT's.
+The reward curve comes from `trainer.state.log_history` and is saved as `reward_curve.json`
+for the notebook to plot; TensorBoard logs go to `models/<name>/tensorboard/`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mags_lib.manifest import write_json
+from mags_lib.train.backend import load_trainable
+from mags_lib.train.common import (
+    curve,
+    lora_change,
+    lora_state,
+    point_tensorboard,
+    remove_if_empty,
+    run_context,
+    save_merged,
+    timed,
+    trainer_kwargs,
+    write_manifest,
+)
+from mags_lib.train.config import GRPOStageConfig
+from mags_lib.train.data import data_hash, to_dataset
+from mags_lib.train.evaluate import eval_by_task
+from mags_lib.train.rewards import build_rewards
+
+log = logging.getLogger(__name__)
+
+CURVE_KEYS = ("reward", "rewards/", "kl", "loss", "completions/mean_length",
+              "clip_ratio/region_mean", "learning_rate")
+
+
+@dataclass
+class GRPOResult:
+    """Where the trained model went, its reward curve and metrics; `model` is merged, eval mode."""
+
+    model_dir: Path
+    adapter_dir: Path
+    metrics: dict[str, Any]
+    info: dict[str, Any]
+    reward_curve: list[dict] = field(default_factory=list)
+    model: Any = field(default=None, repr=False)
+    tokenizer: Any = field(default=None, repr=False)
+
+
+def grpo_args(cfg: GRPOStageConfig, out: Path, cuda: bool):
+    """TRL `GRPOConfig` for a stage config."""
+    from trl import GRPOConfig
+
+    if len(cfg.reward_weights) != len(cfg.reward_names):
+        from mags_lib.errors import MagsError
+
+        raise MagsError(f"{len(cfg.reward_names)} reward names but {len(cfg.reward_weights)} "
+                        "weights", "give one weight per name in GRPOStageConfig.reward_weights")
+    return GRPOConfig(**trainer_kwargs(cfg, out, cuda), num_generations=cfg.num_generations,
+                      max_completion_length=cfg.max_completion_length,
+                      temperature=cfg.temperature, beta=cfg.beta, epsilon=cfg.epsilon,
+                      loss_type=cfg.loss_type, scale_rewards=cfg.scale_rewards,
+                      reward_weights=list(cfg.reward_weights), remove_unused_columns=False,
+                      log_completions=cfg.log_completions, shuffle_dataset=True)
+
+
+def run_grpo(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict],
+             init_model_dir: str | Path) -> GRPOResult:
+    """Train a LoRA adapter with GRPO from `init_model_dir` (the merged SFT model), merge and
+    save it under `cfg.out_dir`, save the reward curve, judge it on `eval_rows`."""
+    cfg = cfg.resolved()
+    train_rows, eval_rows = train_rows[: cfg.max_train_rows], eval_rows[: cfg.max_eval_rows]
+    with timed() as wall, run_context(cfg):
+        result = _train(cfg, train_rows, eval_rows, Path(init_model_dir))
+    write_json(result.model_dir / "reward_curve.json", result.reward_curve)
+    write_manifest(result.model_dir, cfg, stage="grpo", base_model=str(init_model_dir),
+                   backend=result.info, data_hash=data_hash(train_rows),
+                   eval_data_hash=data_hash(eval_rows), metrics=result.metrics, wall_s=wall["s"])
+    log.info("GRPO %s: %d steps, %.0f s in all -> %s", cfg.name, result.metrics["steps"],
+             wall["s"], result.model_dir)
+    return result
+
+
+def _train(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict],
+           init_model_dir: Path) -> GRPOResult:
+    from trl import GRPOTrainer
+
+    out = cfg.out_dir
+    model, tokenizer, info = load_trainable(init_model_dir, cfg)
+    trainer = GRPOTrainer(model=model,
+                          reward_funcs=build_rewards(cfg.reward_names, cfg.reward_params),
+                          args=grpo_args(cfg, out, info["device"] == "cuda"),
+                          train_dataset=to_dataset(train_rows, "grpo"),
+                          processing_class=tokenizer)
+    point_tensorboard(trainer, out / "tensorboard")
+    before = lora_state(trainer.model)
+    with timed() as t:
+        trainer.train()
+    steps = trainer.state.global_step
+    reward_curve = curve(trainer.state.log_history, "reward", CURVE_KEYS)
+    metrics: dict[str, Any] = {
+        "n_train": len(train_rows), "n_eval": len(eval_rows), "steps": steps,
+        "train_seconds": t["s"], "seconds_per_step": t["s"] / max(steps, 1),
+        "lora_max_change": lora_change(before, trainer.model),
+        "reward_first": reward_curve[0]["reward"] if reward_curve else None,
+        "reward_last": reward_curve[-1]["reward"] if reward_curve else None}
+    merged = save_merged(trainer.model, tokenizer, out)
+    remove_if_empty(out / "trainer")
+    if eval_rows:
+        metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens,
+                                             cfg.reward_params)
+    return GRPOResult(model_dir=out, adapter_dir=out / "adapter", metrics=metrics, info=info,
+                      reward_curve=reward_curve, model=merged, tokenizer=tokenizer)

@@ -1,0 +1,94 @@
+"""Supervised cold start: LoRA SFT on prompt-completion rows, loss on the completion only.
+
+    result = run_sft(SFTStageConfig(name="ask-sft"), train_rows, eval_rows)
+    result.model_dir     # models/ask-sft/: merged checkpoint, adapter/, manifest.json
+    result.metrics       # train loss, eval loss, adherence and accuracy of generated outputs
+
+Why SFT first: the untrained 135M model never produced a well-formed action, so every GRPO
+reward was 0 and no group had an advantage to learn from. Loss on the completion only matters:
+the same rows as whole chats with loss on every token gave degenerate text.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mags_lib.train.backend import load_trainable
+from mags_lib.train.common import (
+    curve,
+    lora_change,
+    lora_state,
+    point_tensorboard,
+    remove_if_empty,
+    run_context,
+    save_merged,
+    timed,
+    trainer_kwargs,
+    write_manifest,
+)
+from mags_lib.train.config import SFTStageConfig
+from mags_lib.train.data import data_hash, to_dataset
+from mags_lib.train.evaluate import eval_by_task
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SFTResult:
+    """Where the trained model went and how it did. `model` is the merged model in eval mode."""
+
+    model_dir: Path
+    adapter_dir: Path
+    metrics: dict[str, Any]
+    info: dict[str, Any]
+    loss_curve: list[dict] = field(default_factory=list)
+    model: Any = field(default=None, repr=False)
+    tokenizer: Any = field(default=None, repr=False)
+
+
+def run_sft(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict]) -> SFTResult:
+    """Train a LoRA adapter on `train_rows`, merge it, save it, judge it on `eval_rows`."""
+    cfg = cfg.resolved()
+    train_rows, eval_rows = train_rows[: cfg.max_train_rows], eval_rows[: cfg.max_eval_rows]
+    with timed() as wall, run_context(cfg):
+        result = _train(cfg, train_rows, eval_rows)
+    write_manifest(result.model_dir, cfg, stage="sft", base_model=cfg.base_model,
+                   backend=result.info, data_hash=data_hash(train_rows),
+                   eval_data_hash=data_hash(eval_rows),
+                   metrics=result.metrics, wall_s=wall["s"], loss_curve=result.loss_curve)
+    log.info("SFT %s: %d steps, %.0f s in all -> %s", cfg.name, result.metrics["steps"],
+             wall["s"], result.model_dir)
+    return result
+
+
+def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict]) -> SFTResult:
+    from trl import SFTConfig, SFTTrainer
+
+    out = cfg.out_dir
+    model, tokenizer, info = load_trainable(cfg.base_model, cfg)
+    args = SFTConfig(**trainer_kwargs(cfg, out, info["device"] == "cuda"),
+                     max_length=cfg.max_length, completion_only_loss=cfg.completion_only_loss)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=to_dataset(train_rows, "sft"),
+                         eval_dataset=to_dataset(eval_rows, "sft") if eval_rows else None,
+                         processing_class=tokenizer)
+    point_tensorboard(trainer, out / "tensorboard")
+    before = lora_state(trainer.model)
+    with timed() as t:
+        train_out = trainer.train()
+    metrics: dict[str, Any] = {"train_loss": train_out.training_loss, "n_train": len(train_rows),
+                               "n_eval": len(eval_rows), "steps": trainer.state.global_step,
+                               "train_seconds": t["s"],
+                               "seconds_per_step": t["s"] / max(trainer.state.global_step, 1),
+                               "lora_max_change": lora_change(before, trainer.model)}
+    if eval_rows:
+        metrics["eval_loss"] = trainer.evaluate()["eval_loss"]
+    loss_curve = curve(trainer.state.log_history, "loss", ("loss", "learning_rate", "grad_norm"))
+    merged = save_merged(trainer.model, tokenizer, out)
+    remove_if_empty(out / "trainer")
+    if eval_rows and cfg.eval_generate:
+        metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens)
+    return SFTResult(model_dir=out, adapter_dir=out / "adapter", metrics=metrics, info=info,
+                     loss_curve=loss_curve, model=merged, tokenizer=tokenizer)

@@ -1,0 +1,305 @@
+"""mags_lib.train without a model: rows and JSONL, rewards, configs, the router, scoring."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import warnings
+from dataclasses import asdict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mags_lib.errors import MagsError
+from mags_lib.train import backend, data, evaluate, rewards, router
+from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, TrainConfig
+from mags_lib.train.data import data_hash, load_jsonl, to_dataset, write_jsonl
+from mags_lib.train.rewards import (
+    REWARDS,
+    answer_reward,
+    budget_penalty,
+    build_rewards,
+    engram_reward,
+    format_reward,
+    guardrail_reward,
+    ops_f1,
+    recall_reward,
+)
+
+RECALL = "<recall>\nquery: what does the purple glarb eat on rainy turns\n</recall>"
+ENGRAM = "<engram>\nupdate semantic 0.90: On rainy turns, the purple glarb eats only the stone.\n</engram>"
+FACTS = ["On rainy turns, the purple glarb eats only the stone.",
+         "The red fox sleeps at noon.", "Kashtiro lies by the sea.", "The blue moth fears lamps."]
+
+
+def row(task="ask", **overrides) -> dict:
+    completion = {"ask": RECALL, "write": ENGRAM, "answer": "<answer>B</answer>"}[task]
+    gold = {"ask": {"memory_facts": FACTS, "gold_node_text": FACTS[0]},
+            "write": {"ops": ENGRAM},
+            "answer": {"answer": "B", "options": ["wait", "feed the stone"]}}[task]
+    out = {"prompt": [{"role": "system", "content": "You keep a memory."},
+                      {"role": "user", "content": "It rains. The purple glarb is hungry."}],
+           "completion": [{"role": "assistant", "content": completion}],
+           "task": task, "gold": gold, "game_seed": 3}
+    out.update(overrides)
+    return out
+
+
+def as_messages(text: str) -> list[dict]:
+    return [{"role": "assistant", "content": text}]
+
+
+# ----- data --------------------------------------------------------------------------------
+
+
+def test_load_jsonl_skips_and_reports_malformed_rows(tmp_path):
+    good = [row("ask"), row("write"), row("answer")]
+    bad_lines = [
+        "{not json",
+        json.dumps([1, 2]),
+        json.dumps({k: v for k, v in row().items() if k != "gold"}),
+        json.dumps(row(prompt="just a string")),
+        json.dumps(row(completion=[{"role": "user", "content": "x"}])),
+        json.dumps({**row(), "task": "dance"}),
+        json.dumps(row(game_seed="7")),
+        json.dumps(row(game_seed=True)),
+        json.dumps(row(gold=["not", "a", "dict"])),
+        json.dumps(row("ask", gold={"gold_node_text": "x"})),
+        json.dumps(row("write", gold={"ops": None})),
+    ]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("\n".join([json.dumps(good[0]), *bad_lines, "", json.dumps(good[1]),
+                               json.dumps(good[2])]) + "\n")
+    rows, report = load_jsonl(path)
+    assert rows == good
+    assert (report.read, report.kept, report.skipped) == (14, 3, 11)
+    assert report.reasons == {"bad_json": 1, "not_an_object": 1, "missing:gold": 1,
+                              "bad_type:prompt": 1, "bad_type:completion": 1,
+                              "bad_value:task": 1, "bad_type:game_seed": 2, "bad_type:gold": 1,
+                              "bad_gold:ask": 1, "bad_gold:write": 1}
+    text = str(report)
+    assert "skipped 11" in text and "bad_json: 1" in text and "line 2" in text
+    ask_rows, ask_report = load_jsonl(path, task="ask")
+    assert ask_rows == [good[0]] and ask_report.reasons["other_task"] == 2
+
+
+def test_load_jsonl_missing_file_names_path_and_fix(tmp_path):
+    with pytest.raises(MagsError) as err:
+        load_jsonl(tmp_path / "nope.jsonl", task="ask")
+    assert "nope.jsonl" in err.value.cause and "notebook 01" in err.value.fix
+
+
+def test_write_jsonl_round_trips_atomically_and_hash_is_content_based(tmp_path):
+    rows = [row("ask"), row("write")]
+    path = write_jsonl(tmp_path / "sub" / "rows.jsonl", rows)
+    assert load_jsonl(path)[0] == rows
+    assert not list(path.parent.glob("*.tmp"))
+    assert data_hash(rows) == data_hash(json.loads(json.dumps(rows)))
+    assert data_hash(rows) != data_hash(rows[::-1])
+
+
+def test_to_dataset_has_one_schema_for_mixed_tasks():
+    rows = [row("ask"), row("write"), row("answer")]
+    grpo = to_dataset(rows, "grpo")
+    assert grpo.column_names == ["prompt", "task", "gold", "game_seed"]
+    assert [data.gold_of(g) for g in grpo["gold"]] == [r["gold"] for r in rows]
+    assert to_dataset(rows, "sft").column_names == ["prompt", "completion"]
+
+
+# ----- rewards -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", [rewards, router, backend])
+def test_docstring_examples_run(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_every_reward_takes_strings_and_message_lists_alike():
+    rows = [row("ask"), row("write"), row("answer")]
+    texts = [r["completion"][0]["content"] for r in rows]
+    kwargs = {"task": [r["task"] for r in rows], "gold": [json.dumps(r["gold"]) for r in rows],
+              "game_seed": [3, 3, 3], "prompts": [r["prompt"] for r in rows]}
+    for name, fn in REWARDS.items():
+        plain, chat = fn(texts, **kwargs), fn([as_messages(t) for t in texts], **kwargs)
+        assert plain == chat and len(plain) == 3, name
+
+
+def test_format_reward_full_partial_and_none():
+    half = "<recall>\nquery: glarb\nfetch: everything\n</recall>"
+    unclosed = "<recall>\nquery: glarb\nquery: rain"
+    scores = format_reward([RECALL, half, unclosed, "I will think.", ENGRAM], task=["ask"] * 5)
+    assert scores[0] == 1.0 and scores[3] == 0.0 and scores[4] == 0.0
+    assert 0.2 <= scores[2] < scores[1] < 1.0
+    assert format_reward([ENGRAM, RECALL]) == [1.0, 1.0]  # no task column: either block
+    assert format_reward(["<answer>B", "<answer></answer>"], task=["answer"] * 2) == [0.5, 0.0]
+
+
+def test_recall_reward_uses_a_real_memory_built_once_per_fact_set():
+    gold = row("ask")["gold"]
+    off_topic = "<recall>\nquery: where does the fox sleep\n</recall>"
+    many = "<recall>\n" + "query: fox\n" * 4 + "query: purple glarb rainy stone\n</recall>"
+    scores = recall_reward([RECALL, off_topic, "nothing", many], gold=[gold] * 4, k=1)
+    assert scores == [1.0, 0.0, 0.0, 0.0]  # the 5th query of `many` is past max_queries=4
+    assert recall_reward([RECALL], gold=[{"ops": []}]) == [None]
+    first = rewards.memory_for(FACTS)
+    assert rewards.memory_for(list(FACTS)) is first
+    before = len(first[0])
+    recall_reward([RECALL] * 3, gold=[gold] * 3)
+    assert len(first[0]) == before  # scoring never writes to the cached memory
+
+
+def test_recall_reward_keeps_near_duplicate_distractors_apart_from_the_gold_fact():
+    facts = ["On rainy turns the purple glarb eats stones.",
+             "On sunny turns the purple glarb eats carrots.",
+             "On rainy turns the red glarb eats moss."]
+    memory, by_text, _ = rewards.memory_for(facts)
+    assert all(memory.is_valid(i) for i in by_text.values()) and len(memory) == 3
+    query = "<recall>\nquery: what does the purple glarb eat on rainy turns\n</recall>"
+    gold = {"memory_facts": facts, "gold_node_text": facts[0]}
+    assert recall_reward([query], gold=[gold], k=1) == [1.0]
+    versions = [{"text": "The glarb eats moss.", "key": "diet"},
+                {"text": "The glarb eats stones now.", "key": "diet"}, "The fox naps."]
+    newest = {"memory_facts": versions, "gold_key": "diet", "gold_node_text": "The glarb eats stones now."}
+    stale = {**newest, "gold_node_text": "The glarb eats moss.", "gold_key": None}
+    ask = "<recall>\nquery: what does the glarb eat\n</recall>"
+    assert recall_reward([ask, ask], gold=[newest, stale], k=3) == [1.0, 0.0]
+
+
+def test_recall_reward_matches_by_node_id_or_text(monkeypatch):
+    from mags_lib.memory.types import Hit
+
+    class FakeMemory:
+        def recall(self, query, k=10, learn=True):
+            assert learn is False
+            return [Hit(node_id=7, text="unrelated", score=1.0, block="semantic")] \
+                if "glarb" in query else []
+
+    monkeypatch.setattr(rewards, "memory_for",
+                        lambda facts, embedder="hashing": (FakeMemory(), {"gold": 7}, {}))
+    gold = {"memory_facts": ["x"], "gold_node_text": "gold"}
+    assert recall_reward([RECALL, "<recall>\nquery: fox\n</recall>"], gold=[gold] * 2) == [1.0, 0.0]
+
+
+def test_engram_reward_credits_ops_and_supersede_choice():
+    gold = {"ops": [{"op": "update", "text": "On rainy turns the glarb eats stones."},
+                    {"op": "link", "text": "glarb -> stone"}]}
+    both = ("<engram>\nupdate semantic 0.9: on rainy turns the glarb eats stones\n"
+            "link: glarb -> stone\n</engram>")
+    as_add = "<engram>\nadd semantic 0.9: On rainy turns the glarb eats stones.\n</engram>"
+    extra = both.replace("</engram>", "forget: the fox\n</engram>")
+    got = engram_reward([both, as_add, extra, "<engram>\n</engram>", RECALL], gold=[gold] * 5)
+    assert got[0] == 1.0 and got[3] == 0.0 and got[4] == 0.0
+    assert got[1] == pytest.approx(ops_f1([("add", "x")], [("update", "x"), ("link", "y")]))
+    assert 0 < got[1] < got[2] < got[0]
+    assert engram_reward(["<engram>\n</engram>"], gold=[{"ops": []}]) == [1.0]
+    assert engram_reward([ENGRAM], gold=[{"answer": "B"}]) == [None]
+
+
+def test_budget_guardrail_and_answer_rewards():
+    ops = "<engram>\n" + "".join(f"forget: fact {i}\n" for i in range(7)) + "</engram>"
+    assert budget_penalty([ops, ENGRAM], max_ops=4, cost=0.5) == [-1.0, 0.0]
+    assert guardrail_reward([RECALL, "", "y" * 700]) == [1.0, 0.0, pytest.approx(2 / 3)]
+    gold = {"answer": "feed the stone", "options": ["wait", "feed the stone"]}
+    got = answer_reward(["<answer>B</answer>", "<answer>b)</answer>", "<answer>A</answer>",
+                         "B"], gold=[gold] * 4)
+    assert got == [1.0, 1.0, 0.0, 0.0]
+
+
+def test_build_rewards_binds_params_and_rejects_unknown_names():
+    fn = build_rewards(["budget_penalty"], {"budget_penalty": {"max_queries": 0}})[0]
+    assert fn([RECALL]) == [-0.25]
+    with pytest.raises(MagsError) as err:
+        build_rewards(["format_reward", "vibes_reward"])
+    assert "vibes_reward" in err.value.cause and "format_reward" in err.value.fix
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300), st.sampled_from(["ask", "write", "answer", None]))
+def test_rewards_are_bounded_and_never_raise(text, task):
+    assert 0.0 <= format_reward([text], task=[task])[0] <= 1.0
+    assert 0.0 <= guardrail_reward([text])[0] <= 1.0
+    assert -1.0 <= budget_penalty([text])[0] <= 0.0
+    score = engram_reward([text], gold=[{"ops": ENGRAM}])[0]
+    assert 0.0 <= score <= 1.0
+
+
+def test_unsloth_choice_falls_back_with_a_warning_only_when_asked_for():
+    with pytest.warns(UserWarning, match="Unsloth was asked for"):
+        assert backend.choose_backend(True, cuda=False, unsloth_installed=True)[0] == "peft"
+    with pytest.warns(UserWarning, match="unsloth not installed"):
+        assert backend.choose_backend(True, cuda=True, unsloth_installed=False)[0] == "peft"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert backend.choose_backend("auto", cuda=True, unsloth_installed=False)[0] == "peft"
+        assert backend.choose_backend(False, cuda=True, unsloth_installed=True)[0] == "peft"
+        assert backend.choose_backend(True, cuda=True, unsloth_installed=True)[0] == "unsloth"
+
+
+# ----- config, router, scoring -------------------------------------------------------------
+
+
+def test_smoke_shrinks_sizes_only():
+    for cfg in (SFTStageConfig(), GRPOStageConfig()):
+        small = replace_smoke(cfg)
+        changed = {k for k, v in asdict(small).items() if asdict(cfg)[k] != v}
+        assert changed <= {"smoke", "max_steps", "per_device_train_batch_size", "max_train_rows",
+                           "max_eval_rows", "eval_max_tokens", "max_length", "num_generations",
+                           "max_completion_length", "gradient_accumulation_steps"}
+        assert small.max_steps <= 3 and small.max_train_rows <= 16
+    grpo = replace_smoke(GRPOStageConfig())
+    assert grpo.per_device_train_batch_size % grpo.num_generations == 0
+    assert SFTStageConfig().resolved() == SFTStageConfig()
+    json.dumps(TrainConfig().to_dict())
+    assert len(GRPOStageConfig().reward_names) == len(GRPOStageConfig().reward_weights)
+    assert str(SFTStageConfig(name="x").out_dir).endswith("models/x")
+
+
+def replace_smoke(cfg):
+    from dataclasses import replace
+
+    return replace(cfg, smoke=True).resolved()
+
+
+def test_router_rules_and_learned_hook_with_fallback():
+    assert router.route({"kind": "decision"}) == ("ask", "answer")
+    assert router.route("information") == ("write",)
+    assert router.route({"kind": "weather report"}) == router.DEFAULT_ROUTE
+
+    class FakeLLM:
+        def __init__(self, text):
+            self.text = text
+
+        def chat(self, messages, **kwargs):
+            from mags_lib.llm import Completion
+
+            return Completion(text=self.text)
+
+    obs = {"kind": "information", "text": "The glarb eats stones."}
+    assert router.Router(FakeLLM("<route>answer</route>"))(obs) == ("answer",)
+    assert router.Router(FakeLLM("<route>ask</route>"))(obs) == ("ask", "answer")
+    assert router.Router(FakeLLM("no idea"))(obs) == ("write",)
+
+
+def test_generate_and_score_with_a_fake_chat_model():
+    class Echo:  # answers every prompt with its row's gold completion, or junk
+        def __init__(self, outputs):
+            self.outputs = iter(outputs)
+
+        def chat(self, messages, grammar=None, **kwargs):
+            from mags_lib.llm import Completion
+
+            return Completion(text=next(self.outputs))
+
+    rows = [row("ask")] * 4
+    outputs = [RECALL, RECALL, "<recall>\nquery: fox\n</recall>", "garbage"]
+    report = evaluate.generate_and_score(Echo(outputs), rows, kind="recall", n_samples=2,
+                                         reward_params={"recall_reward": {"k": 1}})
+    assert report["n"] == 4 and report["adherence"] == 0.75
+    assert report["accuracy_name"] == "recall_hit_rate" and report["accuracy"] == 0.5
+    assert len(report["samples"]) == 2 and report["samples"][0]["task_score"] == 1.0
+    write = evaluate.generate_and_score(Echo([ENGRAM]), [row("write")], kind="write")
+    assert write["accuracy"] == 1.0 and write["accuracy_name"] == "engram_f1"
+    with pytest.raises(ValueError):
+        evaluate.generate_and_score(Echo([]), rows, kind="poetry")
