@@ -1,0 +1,132 @@
+"""The MAGS agent: a `LiquidMemory` written every turn and recalled at every decision.
+
+Writing (`observe`): a turn that states a rule (an announcement, or feedback that reveals the
+rule) is written as a semantic fact, the rule sentence alone, with `key="creature|condition"`
+parsed by `mags_lib.game.parse_rule`, so only a new version of the *same* rule supersedes it
+(the default lexical detector would also confuse rules of one creature under two conditions).
+Other turns (distractors; questions only with `remember_questions`) are episodic. Then
+`memory.step(reward)`, the reward of a decision mapped from {0, 1} to {-1, +1} so a wrong
+answer weakens the recalled paths.
+
+Reading (`memory_lines`): `memory.recall(question, k)`, most relevant hit last.
+
+The ablations (`ABLATIONS`, picked by name in `registry.py`) change one mechanism each through
+`MemoryConfig` or the write path, nothing else:
+
+* mags_no_hebbian: no co-recall wiring (hebbian_rate 0, hebbian_min_score 1.0 so no new edges);
+* mags_no_decay: no decay, no pruning, no removal of idle nodes;
+* mags_flat: no traversal (max_visited 1): the hits are the hybrid dense + BM25 top k;
+* mags_no_contradiction: no supersession: rule facts are written without a key and with a
+  detector that never fires, so every version stays valid; merge_threshold 0.99 so that a new
+  version is not folded into the old node as a repeat (versions differ in one word: MiniLM
+  cosine ~0.75, but the hashing embedder's is above the default 0.92). Only exact repeats merge.
+
+`MemoEmbedder` wraps any embedder with a text -> vector cache, so the agents of one evaluation
+encode each distinct text once (MiniLM on 2 busy cores: ~0.1 s a sentence).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from mags_lib.agents.base import Agent, AgentConfig, recalled
+from mags_lib.game.base import Observation
+
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "mags": {},
+    "mags_no_hebbian": {"memory": {"hebbian_rate": 0.0, "hebbian_min_score": 1.0}},
+    "mags_no_decay": {"memory": {"decay_rate": 0.0, "prune_threshold": 0.0,
+                                 "isolated_grace": 10**9, "inactive_after": 10**9}},
+    "mags_flat": {"memory": {"max_visited": 1}},
+    "mags_no_contradiction": {"use_keys": False, "supersede": False,
+                              "memory": {"merge_threshold": 0.99}},
+}
+
+
+class NeverContradicts:
+    """A contradiction detector that never fires (the no-supersession ablation)."""
+
+    def contradicts(self, old_text: str, new_text: str) -> bool:
+        return False
+
+
+class MemoEmbedder:
+    """`inner` with a cache of text -> unit vector (same vectors, encoded once per text)."""
+
+    def __init__(self, inner: Any, max_items: int = 100_000):
+        self.inner = inner
+        self.dim = inner.dim
+        self.max_items = max_items
+        self._cache: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            if len(self._cache) + len(missing) > self.max_items:
+                self._cache.clear()
+            for text, vec in zip(missing, self.inner.encode(missing), strict=True):
+                self._cache[text] = np.asarray(vec, dtype=np.float32)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])
+
+
+class MagsAgent(Agent):
+    """LiquidMemory-backed agent; see the module docstring."""
+
+    name = "mags"
+
+    def __init__(self, llm: Any, config: AgentConfig | None = None, *,
+                 memory_config: Any | None = None, embedder: Any | None = None,
+                 use_keys: bool = True, supersede: bool = True):
+        super().__init__(llm, config)
+        from mags_lib.memory import MemoryConfig
+
+        self.memory_config = memory_config or MemoryConfig()
+        self.embedder = embedder
+        self.use_keys = use_keys
+        self.supersede = supersede
+        self.memory: Any = None
+
+    def reset(self, seed: int) -> None:
+        from mags_lib.memory import LiquidMemory
+
+        if self.embedder is None:
+            from mags_lib.embed import default_embedder
+
+            self.embedder = MemoEmbedder(default_embedder())
+        detector = None if self.supersede else NeverContradicts()
+        self.memory = LiquidMemory(replace(self.memory_config, seed=seed), self.embedder,
+                                   detector=detector)
+
+    def observe(self, obs: Observation, reward: float | None = None,
+                info: dict[str, Any] | None = None) -> None:
+        from mags_lib.game import parse_rule
+
+        rule = parse_rule(obs.text)
+        source = f"turn:{obs.turn}"
+        if rule is not None:
+            self.memory.observe(rule.text, source=source, time=float(obs.turn), block="semantic",
+                                key=rule.key if self.use_keys else None)
+        elif obs.text and (not obs.legal_actions or self.config.remember_questions):
+            self.memory.observe(obs.text, source=source, time=float(obs.turn), block="episodic")
+        self.memory.step(None if reward is None else 2.0 * float(reward) - 1.0)
+
+    def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
+        hits = self.memory.recall(obs.text, self.config.k)
+        return [recalled(h.node_id, h.text, score=round(float(h.score), 4), sources=h.sources,
+                         path=h.path, valid=h.valid) for h in reversed(hits)]
+
+    def memory_size(self) -> int:
+        return len(self.memory)
+
+    def memory_nodes(self) -> list[dict[str, Any]]:
+        graph = self.memory.graph
+        return [{"id": n, "text": d["text"], "valid": d["valid_to"] is None, "key": d["key"]}
+                for n, d in graph.nodes(data=True)]
+
+    def memory_metrics(self) -> dict[str, Any]:
+        return self.memory.metrics()

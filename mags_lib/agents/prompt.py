@@ -1,0 +1,140 @@
+"""The one decision prompt every agent uses, and the grammar that makes the answer a legal action.
+
+Agents differ only in the memory lines they hand to `decide`; the layout, the question and the
+constrained choice are the same for all of them, so a difference in accuracy is a difference in
+memory, not in output format.
+
+Two formats (`PROMPT_FORMATS`):
+
+* "completion" (default): a plain text continuation whose last line restates the question in
+  the rules' own words, so that answering is copying what followed the same words in a memory
+  line (what a small model does well: induction);
+
+      On frosty turns, the lanky grilb eats only the slate.      <- memory lines, most relevant last
+      It is a frosty turn. The lanky grilb is offered the cello and the slate. Which does it eat?
+      Answer: On frosty turns, the lanky grilb eats only the     <- the grammar continues: " slate"
+
+  Measured with the embedded SmolLM2-135M, untrained, the oracle's 3 rules in the prompt, 104
+  decisions of tuning seeds 100-101: 93% with this stem (45% with no memory lines), 71% with
+  the stem "Answer: The lanky grilb eats the" (54% without lines). As a chat the model ignored
+  a rule in its prompt (47% with, 48% without, measured earlier).
+
+* "chat": the same lines and question as one user message, answered with the bare item.
+
+The choice is greedy (temperature 0) under a GBNF alternation of the options
+(`root ::= " cello" | " slate"`), so the model always names exactly one legal action.
+
+    >>> options_grammar(("cello", "slate"), leading_space=True)
+    'root ::= " cello" | " slate"'
+    >>> answer_stem("It is a frosty turn. The lanky grilb is offered the cello and the slate.")
+    'Answer: On frosty turns, the lanky grilb eats only the'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mags_lib.errors import MagsError
+
+PROMPT_FORMATS = ("completion", "chat")
+CHAT_SYSTEM = ("You play a game with invented feeding rules. Use the notes to answer with the "
+               "one item the creature eats.")
+_QUESTION = re.compile(r"It is an? (?P<condition>[a-z]+) turn\. "
+                       r"The (?P<creature>[a-z]+(?: [a-z]+)?) is offered")
+_CHARS_PER_TOKEN = 3.0  # a safe (pessimistic) estimate for English text with a BPE tokenizer
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the LLM chose and what it cost: the action, the prompt as sent, the usage."""
+
+    action: str | None
+    text: str
+    prompt: str
+    prompt_tokens: int
+    llm_seconds: float
+    cached: bool
+
+
+def options_grammar(options: tuple[str, ...] | list[str], *, leading_space: bool) -> str:
+    """GBNF alternation of the legal actions (each a string literal)."""
+    if not options:
+        raise MagsError("a decision without legal actions", "call act() only on decision turns")
+    space = " " if leading_space else ""
+    literals = [f'"{space}{_gbnf_escape(o)}"' for o in options]
+    return "root ::= " + " | ".join(literals)
+
+
+def _gbnf_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def answer_stem(question: str) -> str:
+    """The line the completion continues: the question in the rule template's words,
+    "Answer: On <condition> turns, the <creature> eats only the" ("Answer: It eats the" for a
+    question of another shape)."""
+    m = _QUESTION.search(question)
+    if m is None:
+        return "Answer: It eats the"
+    return f"Answer: On {m['condition']} turns, the {m['creature']} eats only the"
+
+
+def completion_prompt(lines: list[str], question: str) -> str:
+    """Memory lines (most relevant last), the question, the answer stem."""
+    return "\n".join([*lines, question, answer_stem(question)])
+
+
+def chat_messages(lines: list[str], question: str) -> list[dict[str, str]]:
+    notes = "\n".join(lines) if lines else "(no notes)"
+    return [{"role": "system", "content": CHAT_SYSTEM},
+            {"role": "user", "content": f"Notes:\n{notes}\n\n{question}\nAnswer with one word."}]
+
+
+def render_prompt(lines: list[str], question: str, prompt_format: str) -> str:
+    """The text the LLM reads (for a chat, the messages joined), for records and token counts."""
+    if prompt_format == "completion":
+        return completion_prompt(lines, question)
+    return "\n\n".join(m["content"] for m in chat_messages(lines, question))
+
+
+def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], *,
+           prompt_format: str = "completion", max_tokens: int = 8, seed: int = 0) -> Choice:
+    """Ask `llm` to pick one of `options` given the memory `lines`; greedy and constrained."""
+    from mags_lib.game import match_action
+
+    if prompt_format not in PROMPT_FORMATS:
+        raise MagsError(f"unknown prompt format {prompt_format!r}",
+                        f"use one of {', '.join(PROMPT_FORMATS)}")
+    chat = prompt_format == "chat"
+    grammar = options_grammar(options, leading_space=not chat)
+    if chat:
+        out = llm.chat(chat_messages(lines, question), grammar=grammar, max_tokens=max_tokens,
+                       temperature=0.0, seed=seed)
+    else:
+        out = llm.complete(completion_prompt(lines, question), grammar=grammar,
+                           max_tokens=max_tokens, temperature=0.0, seed=seed)
+    prompt = render_prompt(lines, question, prompt_format)
+    tokens = int(out.usage.get("prompt_tokens") or count_tokens(llm, prompt))
+    return Choice(action=match_action(out.text.strip(), options), text=out.text, prompt=prompt,
+                  prompt_tokens=tokens, llm_seconds=float(out.seconds),
+                  cached=bool(getattr(out, "cached", False)))
+
+
+def count_tokens(llm: Any, text: str) -> int:
+    """Tokens of `text` by the LLM's own tokenizer (llama.cpp `llm.llama.tokenize`, or a
+    `count_tokens` method), else a pessimistic estimate of one token per 3 characters."""
+    counter = getattr(llm, "count_tokens", None)
+    if callable(counter):
+        return int(counter(text))
+    llama = getattr(llm, "llama", None)
+    if llama is not None and hasattr(llama, "tokenize"):
+        return len(llama.tokenize(text.encode(), add_bos=False, special=True))
+    return int(len(text) / _CHARS_PER_TOKEN) + 1
+
+
+def context_window(llm: Any, default: int = 2048) -> int:
+    """The LLM's context window in tokens (`llm.config.n_ctx`), else `default`."""
+    n_ctx = getattr(getattr(llm, "config", None), "n_ctx", None)
+    return int(n_ctx) if isinstance(n_ctx, int) and n_ctx > 0 else default

@@ -1,0 +1,131 @@
+"""`EvalConfig`: which agents play which games, with which model, and where results go.
+
+    cfg = EvalConfig(smoke=True)           # the same run, shrunk: 2 seeds, short episodes
+    result = run_eval(cfg)
+
+`resolved()` applies SMOKE (sizes only: seeds, episode length; never other code).
+`config_id()` hashes everything that changes a game's outcome, so a resumed run never mixes
+games played under another configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from mags_lib.errors import MagsError
+from mags_lib.game import GameConfig
+from mags_lib.llm import LLMConfig
+
+ALL_AGENTS = ["bare", "oracle", "mags", "static_rag", "full_context", "mags_no_hebbian",
+              "mags_no_decay", "mags_flat", "mags_no_contradiction"]
+
+
+def _default_game() -> GameConfig:
+    return GameConfig(episode_length=200)
+
+
+def _default_llm() -> LLMConfig:
+    return LLMConfig(model="embedded", n_ctx=1024)
+
+
+@dataclass
+class EvalConfig:
+    agents: list[str] = field(default_factory=lambda: list(ALL_AGENTS), metadata={
+        "help": "agents to evaluate, by registry name (mags_lib.agents.AGENT_NAMES); the "
+                "oracle and bare come first so a stopped run still says whether it is valid"})
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2], metadata={
+        "help": "game seeds; each agent plays one game per seed (the same game for all)"})
+    game: GameConfig = field(default_factory=_default_game, metadata={
+        "help": "the senseless game (its seed is replaced by each of `seeds`)"})
+    k: int = field(default=3, metadata={
+        "help": "memory lines in the decision prompt (recall / retrieval / oracle rules)"})
+    prompt_format: str = field(default="completion", metadata={
+        "help": "'completion' (the 135M model follows rules only this way) or 'chat'"})
+    llm: LLMConfig = field(default_factory=_default_llm, metadata={
+        "help": "the decision LLM (n_ctx must hold the full_context window)"})
+    context_window: int | None = field(default=512, metadata={
+        "help": "full_context's window in tokens (None = the LLM's n_ctx). Prompt time grows "
+                "faster than linearly on 2 CPU cores (~0.35 s at 100 tokens, ~2 s at 500, "
+                "~5 s at 1000), so 512 keeps the full run within 30 minutes"})
+    embedder: str = field(default="embedded", metadata={
+        "help": "MAGS embedder: 'embedded' (all-MiniLM-L6-v2) or 'hashing' (fast fake)"})
+    memory: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "MemoryConfig overrides for every MAGS agent (ablations add their own)"})
+    remember_questions: bool = field(default=False, metadata={
+        "help": "static_rag and mags also store decision questions"})
+    recent_window: int = field(default=20, metadata={
+        "help": "adaptability: a decision within this many turns of its rule's change is "
+                "'recent'"})
+    gap_threshold: float = field(default=0.15, metadata={
+        "help": "the evaluation is valid only if oracle accuracy - bare accuracy >= this and "
+                "their 95% intervals do not overlap"})
+    smoke: bool = field(default=False, metadata={
+        "help": "shrink sizes for a quick run (smoke_seeds, smoke_episode_length)"})
+    smoke_seeds: int = field(default=2, metadata={"help": "seeds kept under smoke"})
+    smoke_episode_length: int = field(default=40, metadata={
+        "help": "episode length under smoke"})
+    output: str = field(default="06_evaluate_game", metadata={
+        "help": "results/<output>/ receives games.jsonl, explain/, metrics.json, config.json"})
+    resume: bool = field(default=True, metadata={
+        "help": "skip (agent, seed) games already in games.jsonl under the same config_id; "
+                "False starts a fresh games.jsonl"})
+    verbose: bool = field(default=True, metadata={"help": "print one line per finished game"})
+
+    def __post_init__(self) -> None:
+        if isinstance(self.game, dict):
+            self.game = GameConfig.from_dict(self.game)
+        if isinstance(self.llm, dict):
+            self.llm = LLMConfig(**self.llm)
+        if not isinstance(self.game, GameConfig):
+            raise MagsError(f"EvalConfig.game is a {type(self.game).__name__}",
+                            "pass a GameConfig or a dict of its fields")
+        from mags_lib.agents import AGENT_NAMES, PROMPT_FORMATS
+
+        unknown = [a for a in self.agents if a not in AGENT_NAMES]
+        if unknown:
+            raise MagsError(f"unknown agents {unknown}",
+                            f"use the known agents: {', '.join(AGENT_NAMES)}")
+        if self.prompt_format not in PROMPT_FORMATS:
+            raise MagsError(f"unknown prompt format {self.prompt_format!r}",
+                            f"use one of {', '.join(PROMPT_FORMATS)}")
+        if self.embedder not in ("embedded", "hashing"):
+            raise MagsError(f"unknown embedder {self.embedder!r}", "use 'embedded' or 'hashing'")
+        if self.context_window is not None and not 0 < self.context_window <= self.llm.n_ctx:
+            raise MagsError(f"context_window {self.context_window} does not fit the LLM's "
+                            f"n_ctx {self.llm.n_ctx}",
+                            "lower context_window or raise llm.n_ctx")
+        if not self.seeds or not self.agents:
+            raise MagsError("EvalConfig needs at least one agent and one seed",
+                            "set agents=[...] and seeds=[...]")
+
+    def resolved(self) -> EvalConfig:
+        """This config with SMOKE applied (fewer seeds, shorter episodes), else itself."""
+        if not self.smoke:
+            return self
+        length = min(self.game.episode_length, self.smoke_episode_length)
+        return replace(self, seeds=list(self.seeds[: self.smoke_seeds]),
+                       game=replace(self.game, episode_length=length))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalConfig:
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise MagsError(f"unknown EvalConfig keys {unknown}", f"use {sorted(names)}")
+        return cls(**data)
+
+    def config_id(self) -> str:
+        """Hash of what decides a game's outcome (game without its seed, prompt, model, memory)."""
+        game = {k: v for k, v in self.game.to_dict().items() if k != "seed"}
+        llm = {k: getattr(self.llm, k) for k in ("model", "backend", "n_ctx", "adapter")}
+        blob = json.dumps({"game": game, "k": self.k, "prompt_format": self.prompt_format,
+                           "llm": llm, "context_window": self.context_window,
+                           "embedder": self.embedder, "memory": self.memory,
+                           "remember_questions": self.remember_questions}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -1,0 +1,230 @@
+"""Play games with agents and keep every decision: `run_game` (one game) and `run_eval` (all).
+
+    from mags_lib.evaluation import EvalConfig, run_eval
+    result = run_eval(EvalConfig(smoke=True))
+    result.summary["oracle_vs_bare_gap"], result.summary["evaluation_valid"]
+
+`run_eval` loops seeds x agents (all agents on seed 0 first, so a stopped run already compares
+them), appends each finished game to `results/<output>/games.jsonl`, writes the explainability
+records of every decision (prompt, recalled nodes with paths) to `explain/{agent}_{seed}.jsonl`,
+and at the end `metrics.json` (the summary, oracle-bare gap first) and `config.json`. With
+`resume=True` it skips games already in the file under the same `config_id`. A backend that
+fails mid-game raises MagsError naming the agent, the seed and the turn; the finished games
+stay in the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from mags_lib.errors import MagsError
+from mags_lib.evaluation.config import EvalConfig
+from mags_lib.evaluation.records import (
+    GameRecord,
+    append_jsonl,
+    decision_record,
+    finished_games,
+    read_jsonl,
+    write_jsonl,
+)
+
+
+@dataclass
+class EvalResult:
+    """The games played (resumed ones included), their summary, where the files are."""
+
+    config: EvalConfig
+    games: list[GameRecord]
+    summary: dict[str, Any]
+    out_dir: Path
+    seconds: float
+
+    @property
+    def games_path(self) -> Path:
+        return self.out_dir / "games.jsonl"
+
+
+def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
+             config_id: str = "", explain_path: Path | None = None,
+             max_turns: int | None = None) -> GameRecord:
+    """Play one game of `env` (reset with `seed`) with `agent`; see the module docstring."""
+    from mags_lib.seed import seed_everything
+
+    name = name or getattr(agent, "name", type(agent).__name__)
+    seed_everything(seed)
+    t0 = time.perf_counter()
+    agent.attach(env)
+    agent.reset(seed)
+    obs = env.reset(seed)
+    reward: float | None = None
+    info: dict[str, Any] | None = None
+    decisions: list[dict[str, Any]] = []
+    explain: list[dict[str, Any]] = []
+    versions: dict[str, list[str]] = {}
+    turns, done = 0, False
+    while not done and (max_turns is None or turns < max_turns):
+        truth = env.ground_truth()
+        _note_version(versions, truth)
+        decision = None
+        with _blame(name, seed, obs.turn):
+            agent.observe(obs, reward=reward, info=info)
+            if obs.legal_actions:
+                decision = agent.act(obs)
+        result = env.step(decision.action if decision else None)
+        if decision is not None:
+            chosen = result.info.get("chosen")
+            correct = result.reward >= 1.0
+            rec = decision_record(truth, decision, chosen, correct, obs.legal_actions,
+                                  agent.memory_size())
+            decisions.append(rec)
+            explain.append({"turn": obs.turn, "question": obs.text, "prompt": decision.prompt,
+                            "raw": decision.raw, "chosen": chosen, "correct": correct,
+                            "correct_action": rec["correct_action"],
+                            "recalled": decision.recalled})
+        reward = result.reward if obs.legal_actions else None
+        info = result.info
+        obs, done = result.observation, result.done
+        turns += 1
+    if explain_path is not None:
+        write_jsonl(Path(explain_path), explain)
+    return GameRecord(agent=name, seed=seed, config_id=config_id, decisions=decisions,
+                      n_turns=turns, seconds=round(time.perf_counter() - t0, 3),
+                      changes=_changes(env), versions=versions,
+                      update_fidelity=_fidelity(agent, versions), memory=_memory_stats(agent))
+
+
+class _blame:
+    """Re-raise any failure inside as MagsError naming the agent, the seed and the turn."""
+
+    def __init__(self, agent: str, seed: int, turn: int):
+        self.where = f"agent {agent!r}, seed {seed}, turn {turn}"
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if exc is None or isinstance(exc, KeyboardInterrupt):
+            return False
+        cause = exc.cause if isinstance(exc, MagsError) else f"{type(exc).__name__}: {exc}"
+        fix = exc.fix if isinstance(exc, MagsError) else (
+            "check the LLM backend; finished games are kept in games.jsonl, rerun with "
+            "resume=True to continue")
+        raise MagsError(f"{self.where} failed: {cause}", fix) from exc
+
+
+def _note_version(versions: dict[str, list[str]], truth: Any) -> None:
+    """Record the rule text a turn shows (announcements and revealing feedback)."""
+    if truth is None or truth.kind not in ("announce", "feedback") or not truth.engram_ops:
+        return
+    for _, text, key in truth.engram_ops:
+        if key is not None and (not versions.get(key) or versions[key][-1] != text):
+            versions.setdefault(key, []).append(text)
+
+
+def _changes(env: Any) -> list[tuple[int, str]]:
+    episode = getattr(env, "episode", None)
+    events = getattr(episode, "events", None) or []
+    return [(int(e.turn), str(e.key)) for e in events]
+
+
+def _fidelity(agent: Any, versions: dict[str, list[str]]) -> float | None:
+    from mags_lib.evaluation.metrics import update_fidelity
+
+    nodes = agent.memory_nodes()
+    return None if nodes is None else update_fidelity(nodes, versions)
+
+
+def _memory_stats(agent: Any) -> dict[str, Any]:
+    stats: dict[str, Any] = {"size": agent.memory_size()}
+    metrics = getattr(agent, "memory_metrics", None)
+    if callable(metrics):
+        stats.update({k: v for k, v in metrics().items() if isinstance(v, int | float)})
+    return stats
+
+
+def run_eval(cfg: EvalConfig, *, llm: Any | None = None, embedder: Any | None = None,
+             out_dir: Path | None = None) -> EvalResult:
+    """Every agent of `cfg` on every seed; see the module docstring. `llm` and `embedder`
+    default to the ones `cfg` names (loaded once); `out_dir` to results/<cfg.output>/."""
+    from mags_lib.agents import MemoEmbedder, make_agent
+    from mags_lib.evaluation.metrics import summarize
+    from mags_lib.game import SenselessGame
+    from mags_lib.game.senseless import check_config
+    from mags_lib.manifest import write_json
+
+    t0 = time.perf_counter()
+    cfg = cfg.resolved()
+    check_config(cfg.game)
+    if out_dir is None:
+        from mags_lib.paths import results_dir
+
+        out_dir = results_dir(cfg.output)
+    out_dir = Path(out_dir)
+    games_path = out_dir / "games.jsonl"
+    config_id = cfg.config_id()
+    games = _start_file(games_path, config_id, cfg.resume)
+    done = {(g.agent, g.seed) for g in games}
+    write_json(out_dir / "config.json", {**cfg.to_dict(), "config_id": config_id})
+    if llm is None:
+        from mags_lib.llm import load_llm
+
+        llm = load_llm(cfg.llm)
+    if embedder is None and any(a.startswith("mags") for a in cfg.agents):
+        embedder = MemoEmbedder(_embedder(cfg.embedder))
+    for seed in cfg.seeds:
+        for name in cfg.agents:
+            if (name, seed) in done:
+                continue
+            env = SenselessGame(replace(cfg.game, seed=seed))
+            agent = make_agent(name, llm, k=cfg.k, prompt_format=cfg.prompt_format,
+                               remember_questions=cfg.remember_questions,
+                               context_window=cfg.context_window, embedder=embedder,
+                               memory=dict(cfg.memory), env=env)
+            game = run_game(agent, env, seed, name=name, config_id=config_id,
+                            explain_path=out_dir / "explain" / f"{name}_{seed}.jsonl")
+            append_jsonl(games_path, game.to_dict())
+            games.append(game)
+            if cfg.verbose:
+                print(f"{name:<22} seed {seed}: accuracy {game.accuracy:.3f} over "
+                      f"{len(game.decisions)} decisions in {game.seconds:.1f} s", flush=True)
+    games = [g for g in games if g.agent in cfg.agents and g.seed in cfg.seeds]
+    summary = summarize(games, gap_threshold=cfg.gap_threshold, recent_window=cfg.recent_window)
+    write_ordered_json(out_dir / "metrics.json", summary)
+    return EvalResult(cfg, games, summary, out_dir, round(time.perf_counter() - t0, 2))
+
+
+def _start_file(path: Path, config_id: str, resume: bool) -> list[GameRecord]:
+    """The games to keep: under `resume`, those of this config (others are dropped from the
+    file, so games.jsonl never mixes configurations); otherwise none (a fresh file)."""
+    if not resume:
+        write_jsonl(path, [])
+        return []
+    games = finished_games(path, config_id)
+    if len(games) != len(read_jsonl(path)):
+        write_jsonl(path, [g.to_dict() for g in games])
+    return games
+
+
+def _embedder(kind: str) -> Any:
+    if kind == "hashing":
+        from mags_lib.embed import HashingEmbedder
+
+        return HashingEmbedder()
+    from mags_lib.embed import default_embedder
+
+    return default_embedder()
+
+
+def write_ordered_json(path: Path, obj: Any) -> Path:
+    """Atomic JSON write that keeps the dict order (the summary puts its verdict first)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(obj, indent=2, default=str))
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,217 @@
+"""Evaluation: games kept line by line, resume, failures that name their place, pure metrics."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mags_lib.agents.fake import RuleReaderLLM
+from mags_lib.embed import HashingEmbedder
+from mags_lib.errors import MagsError
+from mags_lib.evaluation import (
+    EvalConfig,
+    GameRecord,
+    accuracy,
+    adaptability,
+    efficiency,
+    read_jsonl,
+    recovery_turns,
+    rule_flags,
+    run_eval,
+    summarize,
+    update_fidelity,
+    wilson_interval,
+)
+from mags_lib.evaluation.metrics import ablation_markdown, oracle_vs_bare, stale_recall_rate
+from mags_lib.game import GameConfig
+
+SHORT = GameConfig(episode_length=50, drift_every=12)
+
+
+def config(**kw) -> EvalConfig:
+    base = {"agents": ["bare", "oracle", "mags"], "seeds": [0, 1], "game": SHORT,
+            "embedder": "hashing", "verbose": False}
+    return EvalConfig(**{**base, **kw})
+
+
+def evaluate(tmp_path, llm=None, **kw):
+    return run_eval(config(**kw), llm=llm or RuleReaderLLM(), embedder=HashingEmbedder(),
+                    out_dir=tmp_path)
+
+
+# ----- run_eval --------------------------------------------------------------------------------
+def test_run_eval_writes_games_explanations_and_a_verdict_first(tmp_path):
+    result = evaluate(tmp_path)
+    rows = read_jsonl(tmp_path / "games.jsonl")
+    assert {(r["agent"], r["seed"]) for r in rows} == {(a, s) for a in ("bare", "oracle", "mags")
+                                                       for s in (0, 1)}
+    explain = read_jsonl(tmp_path / "explain" / "mags_1.jsonl")
+    assert explain and {"prompt", "recalled", "chosen", "correct"} <= set(explain[0])
+    assert all("path" in r for e in explain for r in e["recalled"])
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert list(metrics)[:2] == ["oracle_vs_bare_gap", "evaluation_valid"]
+    assert metrics["evaluation_valid"] is True and metrics["oracle_vs_bare_gap"] > 0.3
+    assert result.summary["agents"]["oracle"]["accuracy"] == 1.0
+    assert (tmp_path / "config.json").exists()
+
+
+def test_resume_skips_finished_games(tmp_path):
+    evaluate(tmp_path, agents=["bare", "oracle"])
+    llm = RuleReaderLLM()
+    result = evaluate(tmp_path, llm=llm, agents=["bare", "oracle"])
+    assert llm.calls == 0 and len(result.games) == 4
+    llm = RuleReaderLLM()
+    result = evaluate(tmp_path, llm=llm, agents=["bare", "oracle", "mags"])
+    mags_decisions = sum(len(g.decisions) for g in result.games if g.agent == "mags")
+    assert llm.calls == mags_decisions  # only the new agent played
+    assert len(read_jsonl(tmp_path / "games.jsonl")) == 6
+
+
+def test_a_new_config_or_no_resume_starts_afresh(tmp_path):
+    evaluate(tmp_path, agents=["bare"])
+    llm = RuleReaderLLM()
+    evaluate(tmp_path, llm=llm, agents=["bare"], k=2)  # another config_id
+    assert llm.calls > 0
+    assert {r["config_id"] for r in read_jsonl(tmp_path / "games.jsonl")} == {
+        config(k=2).config_id()}
+    llm = RuleReaderLLM()
+    evaluate(tmp_path, llm=llm, agents=["bare"], k=2, resume=False)
+    assert llm.calls > 0 and len(read_jsonl(tmp_path / "games.jsonl")) == 2
+
+
+def test_a_failing_backend_names_agent_seed_turn_and_keeps_finished_games(tmp_path):
+    first = evaluate(tmp_path / "probe", agents=["bare"], seeds=[0])
+    n = len(first.games[0].decisions)
+    with pytest.raises(MagsError) as err:
+        evaluate(tmp_path, llm=RuleReaderLLM(fail_after=n + 2), agents=["bare", "oracle"],
+                 seeds=[0])
+    message = str(err.value)
+    assert "'oracle'" in message and "seed 0" in message and "turn " in message
+    assert "ConnectionError" in message and "resume=True" in message
+    rows = read_jsonl(tmp_path / "games.jsonl")
+    assert [(r["agent"], r["seed"]) for r in rows] == [("bare", 0)]
+
+
+def test_malformed_configs_raise_the_games_error():
+    with pytest.raises(MagsError, match="episode_length"):
+        EvalConfig(game={"episode_length": 0})
+    with pytest.raises(MagsError, match="unknown GameConfig keys"):
+        EvalConfig(game={"episode_lenght": 100})
+    with pytest.raises(MagsError, match="known agents"):
+        EvalConfig(agents=["bare", "psychic"])
+    with pytest.raises(MagsError, match="n_ctx"):
+        EvalConfig(context_window=4096)
+
+
+def test_smoke_shrinks_sizes_only():
+    cfg = EvalConfig(smoke=True, seeds=[0, 1, 2])
+    small = cfg.resolved()
+    assert small.seeds == [0, 1] and small.game.episode_length == cfg.smoke_episode_length
+    assert small.agents == cfg.agents and small.k == cfg.k
+    assert small.game.drift_every == cfg.game.drift_every
+
+
+def test_figures_draw(tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from mags_lib.evaluation import figures
+
+    result = evaluate(tmp_path, agents=["bare", "oracle", "mags", "static_rag", "mags_flat"])
+    for fig in (figures.accuracy_over_time(result.games), figures.accuracy_bars(result.summary),
+                figures.cost_per_decision(result.games), figures.ablation_figure(result.summary)):
+        assert fig.axes
+    assert "| mags_flat |" in ablation_markdown(result.summary["ablation"])
+
+
+# ----- metrics on hand-made records ---------------------------------------------------------------
+def d(turn, correct, key="a", n_changes=0, since=None, hit=False, stale=False, tokens=10):
+    return {"turn": turn, "correct": correct, "key": key, "n_changes": n_changes,
+            "turns_since_change": since if since is not None else turn, "recall_hit": hit,
+            "stale_hit": stale, "prompt_tokens": tokens, "seconds": 0.1}
+
+
+def test_wilson_interval_bounds():
+    for k, n in [(0, 10), (10, 10), (7, 20), (1, 1)]:
+        lo, hi = wilson_interval(k, n)
+        assert 0.0 <= lo <= k / n <= hi <= 1.0
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    narrow, wide = wilson_interval(500, 1000), wilson_interval(5, 10)
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]
+    a = accuracy([d(0, True), d(1, True), d(2, False)])
+    assert a["n"] == 3 and a["ci_low"] < 2 / 3 < a["ci_high"]
+
+
+def test_recovery_turns_count_decisions_to_the_first_correct_one():
+    records = [d(3, True, "a"),                                   # never changed: ignored
+               d(10, False, "a", 1, 2), d(14, False, "a", 1, 6), d(20, True, "a", 1, 12),
+               d(12, True, "b", 1, 1),
+               d(30, False, "a", 2, 1)]                           # second change: never right
+    assert recovery_turns(records) == [3, 1, None]
+
+
+def test_adaptability_splits_recent_settled_and_stable():
+    records = [d(1, True), d(5, False, n_changes=1, since=3), d(50, True, n_changes=1, since=40)]
+    out = adaptability(records, window=20)
+    assert out["stable_accuracy"] == 1.0 and out["recent_accuracy"] == 0.0
+    assert out["settled_accuracy"] == 1.0 and out["recent_n"] == 1
+
+
+def test_stale_rate_and_rule_flags():
+    cur = "On rainy turns, the red quax eats only the iron."
+    old = "A scroll reads: On rainy turns, the red quax eats only the slate."
+    other = "On sunny turns, the red quax eats only the slate."
+    assert rule_flags([old, cur], cur) == (True, True)
+    assert rule_flags([other, "Right! The scroll says: " + cur], cur) == (True, False)
+    assert rule_flags([], None) == (False, False)
+    records = [d(1, True, n_changes=1, stale=True), d(2, True, n_changes=1), d(3, True, stale=True)]
+    assert stale_recall_rate(records) == 0.5
+
+
+def test_update_fidelity():
+    versions = {"a": ["a1", "a2"], "b": ["b1", "b2", "b3"], "c": ["c1"]}
+    good = [{"text": "a2", "valid": True}, {"text": "b3", "valid": True},
+            {"text": "a1", "valid": False}]
+    assert update_fidelity(good, versions) == 1.0
+    half = [*good, {"text": "b1", "valid": True}]
+    assert update_fidelity(half, versions) == 0.5
+    assert update_fidelity(good, {"c": ["c1"]}) is None
+
+
+def test_efficiency_spans_show_growth():
+    records = [d(t, True, tokens=10 + t) for t in range(0, 90, 3)]
+    out = efficiency(records, n_bins=3)
+    first, _, last = out["tokens_by_span"]
+    assert first < last and out["tokens_per_decision"] > 10
+
+
+def test_an_oracle_no_better_than_bare_makes_the_evaluation_invalid():
+    def game(agent, seed, correct):
+        return GameRecord(agent, seed, "x", [d(i, c) for i, c in enumerate(correct)], 10, 1.0)
+
+    coin = [True, False] * 20
+    games = [game("bare", 0, coin), game("oracle", 0, coin[1:] + [True])]
+    summary = summarize(games)
+    assert list(summary)[:2] == ["oracle_vs_bare_gap", "evaluation_valid"]
+    assert summary["evaluation_valid"] is False
+    assert "NOT VALID" in summary["validity"]["note"]
+    assert oracle_vs_bare({"bare": summary["agents"]["bare"]})["valid"] is None
+    strong = summarize([game("bare", 0, coin), game("oracle", 0, [True] * 40)])
+    assert strong["evaluation_valid"] is True and strong["oracle_vs_bare_gap"] == 0.5
+
+
+# ----- the real embedded model ------------------------------------------------------------------
+@pytest.mark.slow
+def test_a_tiny_eval_with_the_embedded_model_runs_end_to_end(tmp_path, embedded_llm):
+    cfg = config(agents=["bare", "oracle"], seeds=[0], game=GameConfig(episode_length=40))
+    result = run_eval(cfg, llm=embedded_llm, out_dir=tmp_path)
+    games = {g.agent: g for g in result.games}
+    assert set(games) == {"bare", "oracle"} and games["bare"].decisions
+    for g in games.values():
+        assert all(d["chosen"] in d["options"] for d in g.decisions)
+        assert all(d["prompt_tokens"] > 0 and d["llm_seconds"] > 0 for d in g.decisions)
+    # greedy decoding: the same numbers every run; the rules in the prompt must help
+    assert games["oracle"].accuracy > games["bare"].accuracy
+    assert (tmp_path / "metrics.json").exists()
