@@ -245,5 +245,7 @@ class VectorIndex:
                 scores = qs[start:start + chunk] @ self._vecs[:n].T
                 out.extend(rank_top_k(self._slot_ids[:n], row, k) for row in scores)
             return out
+        if len(qs) == 1:  # usearch returns a flat `Matches` (no per-row counts) for one query
+            return [self.search(qs[0], k, exact=False)]
         found = self._hnsw.search(qs, self._n_candidates(k), threads=0)
         return [self._rescore(q, found.keys[i, : found.counts[i]], k) for i, q in enumerate(qs)]
