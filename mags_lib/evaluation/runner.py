@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,8 +52,11 @@ class EvalResult:
 
 def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
              config_id: str = "", explain_path: Path | None = None,
-             max_turns: int | None = None) -> GameRecord:
-    """Play one game of `env` (reset with `seed`) with `agent`; see the module docstring."""
+             max_turns: int | None = None,
+             on_turn: Callable[[Any, Any, Any, bool | None], None] | None = None) -> GameRecord:
+    """Play one game of `env` (reset with `seed`) with `agent`; see the module docstring.
+    `on_turn(agent, truth, decision, correct)` runs after every turn (decision and correct are
+    None on information turns), e.g. to trace the memory (`evaluation.dynamics`)."""
     from mags_lib.seed import seed_everything
 
     name = name or getattr(agent, "name", type(agent).__name__)
@@ -86,6 +90,8 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
                             "raw": decision.raw, "chosen": chosen, "correct": correct,
                             "correct_action": rec["correct_action"],
                             "recalled": decision.recalled})
+        if on_turn is not None:
+            on_turn(agent, truth, decision, (result.reward >= 1.0) if decision else None)
         reward = result.reward if obs.legal_actions else None
         info = result.info
         obs, done = result.observation, result.done
