@@ -1,0 +1,83 @@
+"""The notebooks are thin and runnable: structure checks (fast) and the SMOKE chain (slow)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from mags_lib.paths import NOTEBOOKS_DIR, PROJ_ROOT, SEED_DATA_DIR
+from mags_lib.pipeline import notebooks
+
+EXPECTED = ["01_synthesize_dataset", "02_train_ask_model", "03_train_write_model",
+            "04_export_gguf", "05_graph_dynamics", "06_evaluate_game"]
+
+
+def _code_cells(path: Path) -> list:
+    return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+
+
+def test_every_numbered_notebook_is_there():
+    assert [p.stem for p in notebooks()] == EXPECTED
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_notebook_is_thin_and_clean(name):
+    path = NOTEBOOKS_DIR / f"{name}.ipynb"
+    cells = _code_cells(path)
+    params = cells[0]
+    assert "parameters" in params.metadata.get("tags", []), "first code cell must be `parameters`"
+    tree = ast.parse(params.source)
+    assigned = {t.id for node in tree.body if isinstance(node, ast.Assign) for t in node.targets
+                if isinstance(t, ast.Name)}
+    assert "SMOKE" in assigned
+    for node in tree.body:  # literals only, so papermill can override any of them
+        assert isinstance(node, ast.Assign), ast.dump(node)
+        ast.literal_eval(node.value)
+    for cell in cells:
+        assert not cell.get("outputs"), f"{name}: committed notebooks carry no outputs"
+        for node in ast.walk(ast.parse(cell.source)):
+            assert not isinstance(node, ast.FunctionDef | ast.ClassDef | ast.Lambda), (
+                f"{name}: a def/class/lambda in a notebook belongs in mags_lib")
+    assert "assert" in cells[-1].source, f"{name}: the last cell is a sanity assert"
+
+
+def test_notebook_sources_match_the_built_notebooks():
+    """notebooks/src/*.py are the editable sources; the .ipynb must be rebuilt from them."""
+    import subprocess
+    import sys
+
+    for name in EXPECTED:
+        src = NOTEBOOKS_DIR / "src" / f"{name}.py"
+        built = Path(os.environ.get("TMPDIR", "/tmp")) / f"mags_check_{name}.ipynb"
+        subprocess.run([sys.executable, str(PROJ_ROOT / "tools" / "mknb.py"), str(src),
+                        str(built)], check=True)
+        want = [c.source for c in nbformat.read(built, as_version=4).cells]
+        have = [c.source for c in nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4).cells]
+        assert want == have, f"rebuild {name}.ipynb: python tools/mknb.py {src} ..."
+
+
+@pytest.mark.slow
+def test_the_whole_chain_runs_in_smoke_mode(tmp_path, monkeypatch):
+    """`make smoke` in a scratch MAGS_ROOT: every notebook runs and writes its results."""
+    root = tmp_path / "root"
+    shutil.copytree(NOTEBOOKS_DIR, root / "notebooks")
+    shutil.copytree(SEED_DATA_DIR, root / "data" / "seed")
+    base = PROJ_ROOT / "models" / "base"
+    if base.exists():  # reuse the GGUF -> torch conversion (same code path, minutes saved)
+        shutil.copytree(base, root / "models" / "base")
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MAGS_ROOT": str(root), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-m", "mags_lib.pipeline", "--smoke", "True"],
+                          cwd=PROJ_ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for name in EXPECTED:
+        out = root / "results" / name
+        assert (out / f"{name}.ipynb").exists(), name
+        assert (out / "metrics.json").exists(), name
