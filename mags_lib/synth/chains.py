@@ -1,0 +1,198 @@
+"""Chains of memory: one game's per-turn ground truth turned into ask / write / answer rows.
+
+A perfect memory is replayed along the episode (`Known`: every rule version revealed so far,
+every distractor fact seen); each turn becomes rows about the state *before* that turn:
+
+* decide turn -> an **ask** row: the question plus an instruction to emit `<recall>`; the
+  completion is a canonical recall block with 1-3 queries for the governing rule (phrased at
+  random, see `surface.QUERIES`); gold = `memory_facts` (the gold rule among
+  `n_distractor_facts` other rules and distractor facts of the same game, preceded by the
+  rule's superseded older versions under the same key, so the memory supersedes them),
+  `gold_node_text`, `gold_key`.
+* decide turn -> an **answer** row: the agents' own decision prompt (`mags_lib.agents.prompt`,
+  "completion" format as one user message, or the "chat" messages) with `answer_lines` memory
+  lines, and `<answer>ITEM</answer>`; gold = `answer` (the item) + `options`. Memory condition
+  `gold` (the rule among distractors, usually last), `stale` (its superseded version listed
+  before it) or `none` (no line about the rule: `answerable` False, a guess).
+* announce / feedback / distractor turn -> a **write** row: the observation plus what memory
+  already holds about it (the rule's stored version, if any, and a few other facts), so that
+  add / update / nothing is decidable; the completion is a canonical `<engram>` block,
+  `add semantic 0.95: RULE` (first sight), `update semantic ...` (a new item for a known rule) or
+  the empty block `NOTHING_TO_STORE` (a repeat, an irrelevant fact); gold = `ops`.
+
+The empty block parses as complete and scores 1.0 against empty gold ops, but the engram GBNF
+grammar (1-3 lines) cannot produce it: a grammar-constrained write model must always store.
+
+    >>> from mags_lib.game import GameConfig, generate_episode
+    >>> from mags_lib.synth.config import SynthConfig
+    >>> rows, skips = episode_rows(generate_episode(GameConfig(seed=3, episode_length=40)),
+    ...                            SynthConfig())
+    >>> sorted(rows), all(r["game_seed"] == 3 for r in rows["ask"])
+    (['answer', 'ask', 'write'], True)
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from mags_lib.actions import EngramAdd, EngramUpdate, format_actions
+from mags_lib.agents.prompt import chat_messages, completion_prompt
+from mags_lib.game import Episode, GameConfig, Observation, StepTruth
+from mags_lib.game.senseless import feedback_text
+from mags_lib.synth import surface
+from mags_lib.synth.config import SynthConfig
+
+NOTHING_TO_STORE = "<engram>\n</engram>"
+HAND_WRITTEN_SEED = -1  # game_seed of the hand-written rows in data/seed
+
+
+@dataclass
+class Known:
+    """What a perfect memory holds: rule versions by key (oldest first), distractor facts."""
+
+    versions: dict[str, list[str]] = field(default_factory=dict)
+    facts: list[str] = field(default_factory=list)
+
+    def current(self, key: str) -> str | None:
+        versions = self.versions.get(key)
+        return versions[-1] if versions else None
+
+    def others(self, key: str | None) -> list[dict[str, str]]:
+        """Every other fact held: other rules' current versions, then distractor facts."""
+        rules = [{"text": v[-1], "block": "semantic", "key": k}
+                 for k, v in sorted(self.versions.items()) if k != key]
+        return rules + [{"text": f, "block": "episodic"} for f in self.facts]
+
+    def learn(self, truth: StepTruth, text: str) -> None:
+        """Update after a turn: a revealed rule version, or a distractor fact seen."""
+        if truth.rule_key and truth.engram_ops:
+            versions = self.versions.setdefault(truth.rule_key, [])
+            if not versions or versions[-1] != truth.rule_text:
+                versions.append(truth.rule_text)
+        elif truth.kind == "distractor" and text not in self.facts:
+            self.facts.append(text)
+
+
+def game_config(cfg: SynthConfig, seed: int, index: int = 0) -> GameConfig:
+    """The GameConfig of training game `seed` (the `index`-th of its split)."""
+    return GameConfig(seed=seed, episode_length=cfg.episode_length, n_rules=cfg.n_rules,
+                      n_items=cfg.n_items[index % len(cfg.n_items)],
+                      drift_every=cfg.drift_every, silent_fraction=cfg.silent_fraction)
+
+
+def _row(task: str, prompt: list[dict], completion: str, gold: dict, seed: int) -> dict[str, Any]:
+    return {"prompt": prompt, "completion": [{"role": "assistant", "content": completion}],
+            "task": task, "gold": {**gold, "origin": "chain"}, "game_seed": seed}
+
+
+def _interleave(rng: random.Random, others: list, chain: list) -> list:
+    """`others` with `chain` inserted at random positions, `chain` keeping its order."""
+    n = len(others) + len(chain)
+    slots = set(rng.sample(range(n), len(chain)))
+    it_chain, it_other = iter(chain), iter(others)
+    return [next(it_chain) if i in slots else next(it_other) for i in range(n)]
+
+
+def ask_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random,
+            cfg: SynthConfig, seed: int) -> dict | None:
+    """The ask row of a decide turn, or None when memory cannot answer it yet."""
+    key = truth.rule_key
+    if key is None or known.current(key) != truth.rule_text:
+        return None
+    creature, condition = key.split("|")
+    versions = known.versions[key]
+    chain = [{"text": v, "block": "semantic", "key": key} for v in versions]
+    pool = known.others(key)
+    distractors = rng.sample(pool, min(cfg.n_distractor_facts, len(pool)))
+    completion = format_actions(surface.recall_lines(creature, condition, rng))
+    gold = {"memory_facts": _interleave(rng, distractors, chain), "gold_node_text": truth.rule_text,
+            "gold_key": key, "n_stale": len(versions) - 1, "observation": obs.text,
+            "entities": [creature, condition, *obs.legal_actions], "turn": obs.turn}
+    return _row("ask", surface.ask_prompt(obs.text, obs.turn, rng), completion, gold, seed)
+
+
+def answer_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random,
+               cfg: SynthConfig, seed: int) -> dict | None:
+    """The answer row of a decide turn (memory condition gold / stale / none), or None."""
+    key = truth.rule_key
+    if key is None or known.current(key) != truth.rule_text:
+        return None
+    stale = [v for v in known.versions[key][:-1] if v != truth.rule_text]
+    pool = [f["text"] for f in known.others(key)]
+    n, u = cfg.answer_lines, rng.random()
+    if u < cfg.no_memory_share:
+        condition, lines = "none", rng.sample(pool, min(rng.randint(0, n), len(pool)))
+    elif u < cfg.no_memory_share + cfg.stale_share and stale and n >= 2:
+        condition = "stale"
+        lines = _interleave(rng, rng.sample(pool, min(n - 2, len(pool))), [stale[-1]])
+        lines.append(truth.rule_text)
+    else:
+        condition = "gold"
+        lines = rng.sample(pool, min(max(n - 1, 0), len(pool)))
+        lines.insert(len(lines) if rng.random() < 0.6 else rng.randint(0, len(lines)),
+                     truth.rule_text)
+    fmt = rng.choice(cfg.answer_prompt_formats)
+    prompt = (chat_messages(lines, obs.text) if fmt == "chat"
+              else [{"role": "user", "content": completion_prompt(lines, obs.text)}])
+    gold = {"answer": truth.correct_action, "options": list(obs.legal_actions),
+            "memory": condition, "answerable": condition != "none", "prompt_format": fmt,
+            "rule_key": key, "observation": obs.text, "turn": obs.turn}
+    return _row("answer", prompt, f"<answer>{truth.correct_action}</answer>", gold, seed)
+
+
+def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random,
+              cfg: SynthConfig, seed: int) -> tuple[dict | None, str | None]:
+    """The write row of an information turn, or (None, reason) when it cannot be one."""
+    if not truth.engram_ops:
+        return None, "no_engram_truth"
+    op, text, key = truth.engram_ops[0]
+    obs_text = obs.text
+    if truth.kind == "feedback" and rng.random() < 0.3:  # the game shows either verdict
+        obs_text = feedback_text(False, truth.rule_text)
+    own = [known.current(key)] if key and known.current(key) else []
+    if truth.kind == "distractor" and obs.text in known.facts:
+        own = [obs.text]
+    pool = [f["text"] for f in known.others(key) if f["text"] not in own]
+    memory = own + rng.sample(pool, min(rng.randint(0, cfg.write_context), len(pool)))
+    rng.shuffle(memory)
+    if op == "none":
+        ops, completion = [], NOTHING_TO_STORE
+    elif not surface.fits_grammar(text):
+        return None, "over_grammar_limits"
+    else:
+        cls = EngramAdd if op == "add" else EngramUpdate
+        confidence = 0.95 if truth.kind == "announce" else 0.9
+        ops = [{"op": op, "text": text, "block": "semantic"}]
+        completion = format_actions([cls("semantic", text, confidence)])
+    entities = key.split("|") + [text.rstrip(".").split()[-1]] if key else []
+    gold = {"ops": ops, "op": op, "key": key, "kind": truth.kind, "observation": obs_text,
+            "entities": entities, "turn": obs.turn}
+    return _row("write", surface.write_prompt(obs_text, memory, rng), completion, gold, seed), None
+
+
+def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dict]], Counter]:
+    """Every candidate row of one episode by task, and why turns gave no row."""
+    seed = episode.config.seed
+    rng = random.Random(f"synth:{cfg.seed}:{seed}")
+    rows: dict[str, list[dict]] = {"ask": [], "write": [], "answer": []}
+    skips: Counter = Counter()
+    known = Known()
+    for obs, truth in zip(episode.observations, episode.truths, strict=True):
+        if obs.kind == "decide":
+            for task, make in (("ask", ask_row), ("answer", answer_row)):
+                row = make(obs, truth, known, rng, cfg, seed)
+                if row is None:
+                    skips[f"{task}:unanswerable"] += 1
+                else:
+                    rows[task].append(row)
+        else:
+            row, reason = write_row(obs, truth, known, rng, cfg, seed)
+            if row is None:
+                skips[f"write:{reason}"] += 1
+            else:
+                rows["write"].append(row)
+        known.learn(truth, obs.text)
+    return rows, skips

@@ -1,0 +1,140 @@
+"""What dataset synthesis builds: games per split, row caps, expansion, dedupe; one dataclass.
+
+    cfg = SynthConfig(smoke=True).resolved()      # the same run, shrunk
+    cfg.split_seeds()["val"]                      # [10048, 10049, ...]
+
+Splits are by game seed: every row of a game lands in one split, so no rule, creature or
+distractor of a validation game is ever seen in training. The seeds start at `first_seed`
+(10000 by default), far from the evaluation seeds (0-2) and the prompt-tuning seeds (100-101).
+`smoke=True` shrinks sizes through `resolved()`; it never switches code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+from mags_lib.errors import MagsError
+
+SPLITS: tuple[str, ...] = ("train", "val", "test")
+EXPANDABLE: tuple[str, ...] = ("ask", "write", "answer")
+MODES: tuple[str, ...] = ("completion", "observation")
+
+
+@dataclass
+class SynthConfig:
+    # ----- games and splits ------------------------------------------------------------
+    first_seed: int = field(default=10_000, metadata={
+        "help": "game seed of the first training game; val and test games follow on"})
+    n_train_games: int = field(default=48, metadata={"help": "games whose rows form train"})
+    n_val_games: int = field(default=8, metadata={"help": "games whose rows form val"})
+    n_test_games: int = field(default=8, metadata={"help": "games whose rows form test"})
+    episode_length: int = field(default=200, metadata={"help": "turns per game"})
+    n_rules: int = field(default=8, metadata={"help": "rules in force at the start of a game"})
+    n_items: list[int] = field(default_factory=lambda: [2, 3], metadata={
+        "help": "options per decision, cycled over games (evaluation plays 2)"})
+    drift_every: int = field(default=10, metadata={
+        "help": "a rule changes or is added every this many turns (more updates to learn)"})
+    silent_fraction: float = field(default=0.0, metadata={
+        "help": "share of unannounced rule changes; decisions they make unanswerable are skipped"})
+    # ----- rows ------------------------------------------------------------------------
+    n_distractor_facts: int = field(default=8, metadata={
+        "help": "ask rows: facts besides the gold one (other rules of the game, distractor "
+                "facts), on top of the gold rule's superseded older versions"})
+    write_context: int = field(default=2, metadata={
+        "help": "write rows: at most this many other known facts shown besides the rule's own "
+                "stored version (so add / update / nothing is decidable from the prompt)"})
+    max_none_share: float = field(default=0.3, metadata={
+        "help": "write rows: at most this share of 'nothing to store' rows per split"})
+    answer_lines: int = field(default=3, metadata={
+        "help": "answer rows: memory lines in the decision prompt (AgentConfig.k)"})
+    stale_share: float = field(default=0.2, metadata={
+        "help": "answer rows: share whose memory also holds the rule's superseded version "
+                "(listed before the current one), where the rule has one"})
+    no_memory_share: float = field(default=0.1, metadata={
+        "help": "answer rows: share whose memory lacks the rule (gold['answerable'] = False)"})
+    answer_prompt_formats: list[str] = field(
+        default_factory=lambda: ["completion", "chat"], metadata={
+            "help": "decision prompt formats of mags_lib.agents.prompt, one drawn per answer "
+                    "row"})
+    max_rows: dict[str, int] = field(default_factory=lambda: {"ask": 1500, "write": 1500,
+                                                              "answer": 1000}, metadata={
+        "help": "training rows per task at most (before expansion and seed rows)"})
+    max_eval_rows: int = field(default=300, metadata={"help": "val / test rows per task at most"})
+    recall_k: int = field(default=5, metadata={
+        "help": "ask rows are kept only if their queries hit the gold fact in this top k "
+                "(recall_reward, hashing embedder)"})
+    include_seed_rows: bool = field(default=True, metadata={
+        "help": "add the hand-written data/seed rows to train"})
+    # ----- expansion -------------------------------------------------------------------
+    expand: bool = field(default=True, metadata={"help": "few-shot LLM expansion on/off"})
+    expansion_llm: str = field(default="embedded", metadata={
+        "help": "LLMConfig.model of the expander ('embedded' SmolLM2-135M, a .gguf, a dir)"})
+    expansion_threads: int | None = field(default=1, metadata={
+        "help": "llama.cpp threads (1 avoids thrashing when another process holds a core)"})
+    expand_tasks: list[str] = field(default_factory=lambda: ["ask", "write"], metadata={
+        "help": "tasks to expand; answer prompts must stay the agents' prompt, and its "
+                "completion is one word, so expanding it adds little"})
+    expansion_modes: list[str] = field(
+        default_factory=lambda: ["completion", "observation"], metadata={
+            "help": "cycled per candidate: 'completion' (the LLM writes the action for the "
+                    "row's prompt) or 'observation' (the LLM rewrites the observation, gold "
+                    "unchanged)"})
+    n_expansions: int = field(default=20, metadata={
+        "help": "LLM calls per expanded task (SmolLM2-135M on 1 thread: 2-7 s a call on 2 "
+                "busy cores)"})
+    n_shots: int = field(default=2, metadata={"help": "seed examples shown per LLM call"})
+    temperature: float = field(default=0.8, metadata={"help": "expansion sampling temperature"})
+    max_tokens: int = field(default=72, metadata={
+        "help": "new tokens per expansion call (a 3-line action block needs about 60)"})
+    expansion_recall_k: int = field(default=1, metadata={
+        "help": "an expanded ask row is kept if a query hits the gold fact at this rank (top 1: "
+                "stricter than recall_k, since the memory of a row holds only ~10 facts), and "
+                "every query names the creature and no other condition"})
+    min_engram_f1: float = field(default=0.8, metadata={
+        "help": "an expanded write row is kept if its ops score at least this F1 vs gold"})
+    # ----- diversity -------------------------------------------------------------------
+    near_dup_threshold: float = field(default=0.95, metadata={
+        "help": "rows whose embedding cosine reaches this are near-duplicates (later one dropped)"})
+    embedder: str = field(default="hashing", metadata={
+        "help": "'hashing' (bag of words, instant) or 'embedded' (MiniLM; ~25 rows/s on 2 busy "
+                "cores) for near-duplicates"})
+    seed: int = field(default=0, metadata={"help": "seeds phrasing, sampling and expansion"})
+    smoke: bool = field(default=False, metadata={
+        "help": "shrink sizes for a quick end-to-end check (same code path)"})
+
+    def __post_init__(self) -> None:
+        bad = [t for t in self.expand_tasks if t not in EXPANDABLE]
+        bad += [m for m in self.expansion_modes if m not in MODES]
+        if bad:
+            raise MagsError(f"SynthConfig: unknown expand task / mode {bad}",
+                            f"tasks from {EXPANDABLE}, modes from {MODES}")
+        if not self.n_items or not self.answer_prompt_formats or not self.expansion_modes:
+            raise MagsError("SynthConfig: n_items, answer_prompt_formats and expansion_modes "
+                            "must not be empty", "give at least one value each")
+        if min(self.n_train_games, self.n_val_games, self.n_test_games) < 1:
+            raise MagsError("SynthConfig: every split needs at least one game",
+                            "set n_train_games, n_val_games, n_test_games >= 1")
+
+    def resolved(self) -> SynthConfig:
+        """This config as it will run: SMOKE sizes applied when `smoke` is set."""
+        if not self.smoke:
+            return self
+        return replace(self, n_train_games=min(self.n_train_games, 3),
+                       n_val_games=min(self.n_val_games, 1), n_test_games=min(self.n_test_games, 1),
+                       episode_length=min(self.episode_length, 80),
+                       max_rows={t: min(n, 60) for t, n in self.max_rows.items()},
+                       max_eval_rows=min(self.max_eval_rows, 20),
+                       n_expansions=min(self.n_expansions, 1))
+
+    def split_seeds(self) -> dict[str, list[int]]:
+        """Game seeds of each split (disjoint, consecutive from `first_seed`)."""
+        out, start = {}, self.first_seed
+        for split, n in zip(SPLITS, (self.n_train_games, self.n_val_games, self.n_test_games),
+                            strict=True):
+            out[split] = list(range(start, start + n))
+            start += n
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

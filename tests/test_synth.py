@@ -1,0 +1,322 @@
+"""mags_lib.synth: chain rows, seeds, expansion with fake LLMs, diversity, dedupe, a whole run."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import random
+import re
+
+import numpy as np
+import pytest
+
+from mags_lib.embed import HashingEmbedder
+from mags_lib.game import generate_episode
+from mags_lib.llm import Completion
+from mags_lib.synth import SPLITS, SynthConfig, chains, diversity, expand, surface, synthesize
+from mags_lib.synth.chains import NOTHING_TO_STORE, episode_rows, game_config
+from mags_lib.synth.expand import PARAPHRASE_SYSTEM, expand_task, load_seed_rows
+from mags_lib.train.data import TASKS, load_jsonl, row_problem
+from mags_lib.train.rewards import answer_reward, engram_reward, format_reward, recall_reward
+
+_QUESTION = re.compile(r"It is an? (?P<w>[a-z]+) turn\. The (?P<c>[a-z]+ [a-z]+) is offered")
+REWARD = {"ask": recall_reward, "write": engram_reward, "answer": answer_reward}
+
+
+class FakeLLM:
+    """Answers every chat with `reply(messages)`; records the calls."""
+
+    def __init__(self, reply, name: str = "fake"):
+        self.reply, self.name, self.calls = reply, name, []
+
+    def chat(self, messages, **kw):
+        self.calls.append((messages, kw))
+        return Completion(text=self.reply(messages))
+
+
+def good_reply(messages) -> str:
+    """A valid paraphrase (entities kept) or a valid recall block in other words."""
+    user = messages[-1]["content"]
+    if messages[0]["content"] == PARAPHRASE_SYSTEM:
+        return "Listen closely. " + user
+    m = _QUESTION.search(user)
+    return f"<recall>\nquery: {m['c']} during {m['w']} weather\n</recall>" if m else "?"
+
+
+GARBAGE = ["", "lorem ipsum", "<recall>\nquery:", "<recall>\nfly: away\n</recall>",
+           "<engram>\nadd semantic 7: x\n</engram>", "\x00\x01<<>>", "<recall>" * 50]
+
+
+def garbage_reply(messages) -> str:
+    return random.Random(len(str(messages))).choice(GARBAGE)
+
+
+def boom(messages) -> str:
+    raise RuntimeError("backend died")
+
+
+@pytest.fixture(scope="module")
+def episode_rows_small():
+    cfg = SynthConfig()
+    return episode_rows(generate_episode(game_config(cfg, 12_345, 1)), cfg)[0], cfg
+
+
+TINY = dict(smoke=True, n_train_games=2, episode_length=60, n_expansions=4,
+            max_rows={"ask": 12, "write": 12, "answer": 12}, max_eval_rows=6)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("synth")
+    cfg = SynthConfig(**TINY)
+    return synthesize(cfg, llm=FakeLLM(good_reply), out_dir=out), cfg, out
+
+
+# ----- chains ------------------------------------------------------------------------------
+
+
+def test_chain_rows_are_valid_and_gold_completions_score_one(episode_rows_small):
+    rows, cfg = episode_rows_small
+    for task in TASKS:
+        assert len(rows[task]) > 5, task
+        assert [row_problem(r, task) for r in rows[task]] == [None] * len(rows[task])
+        comps, golds = [r["completion"] for r in rows[task]], [r["gold"] for r in rows[task]]
+        assert REWARD[task](comps, gold=golds) == [1.0] * len(comps), task
+        assert format_reward(comps, task=[task] * len(comps)) == [1.0] * len(comps)
+
+
+def test_chain_rows_cover_every_op_and_memory_condition(episode_rows_small):
+    rows, _ = episode_rows_small
+    assert {r["gold"]["op"] for r in rows["write"]} == {"add", "update", "none"}
+    assert {r["gold"]["memory"] for r in rows["answer"]} == {"gold", "stale", "none"}
+    assert {r["gold"]["prompt_format"] for r in rows["answer"]} == {"completion", "chat"}
+    stale = [r for r in rows["ask"] if r["gold"]["n_stale"]]
+    assert stale, "no ask row with superseded versions of the gold rule"
+    for r in stale:  # older versions share the gold key and come before the gold fact
+        key = r["gold"]["gold_key"]
+        keyed = [f["text"] for f in r["gold"]["memory_facts"] if f.get("key") == key]
+        assert keyed[-1] == r["gold"]["gold_node_text"] and len(keyed) == r["gold"]["n_stale"] + 1
+    for r in rows["write"]:
+        assert (r["completion"][0]["content"] == NOTHING_TO_STORE) == (r["gold"]["ops"] == [])
+
+
+def test_answer_rows_use_the_agents_decision_prompt(episode_rows_small):
+    from mags_lib.agents.prompt import chat_messages, completion_prompt
+
+    rows, _ = episode_rows_small
+    for r in rows["answer"]:
+        content = r["prompt"][-1]["content"]
+        question = r["gold"]["observation"]
+        if r["gold"]["prompt_format"] == "chat":
+            lines = content.split("Notes:\n", 1)[1].split("\n\n", 1)[0]
+            lines = [] if lines == "(no notes)" else lines.split("\n")
+            assert r["prompt"] == chat_messages(lines, question)
+        else:
+            lines = content.split("\n")[:-2]
+            assert r["prompt"] == [{"role": "user", "content": completion_prompt(lines, question)}]
+        assert r["gold"]["answer"] in r["gold"]["options"]
+        creature, condition = r["gold"]["rule_key"].split("|")
+        rule = f"On {condition} turns, the {creature} eats only the {r['gold']['answer']}."
+        assert (rule in content) == (r["gold"]["memory"] != "none") == r["gold"]["answerable"]
+
+
+def test_phrasing_varies_with_the_seed_and_stays_within_the_grammar(episode_rows_small):
+    rows, _ = episode_rows_small
+    systems = {r["prompt"][0]["content"] for r in rows["ask"]}
+    completions = {r["completion"][0]["content"] for r in rows["ask"]}
+    assert len(systems) >= 3 and len(completions) >= len(rows["ask"]) // 2
+    from mags_lib.actions import parse_actions
+
+    for r in rows["ask"] + [r for r in rows["write"] if r["gold"]["ops"]]:
+        kind = "recall" if r["task"] == "ask" else "engram"
+        actions = parse_actions(r["completion"][0]["content"], kind).actions
+        assert surface.actions_fit_grammar(actions)
+
+
+def test_seed_files_are_valid_and_self_consistent():
+    for task in TASKS:
+        rows, report = load_seed_rows(task)
+        assert report.skipped == 0 and len(rows) >= 8, task
+        assert all(r["game_seed"] == chains.HAND_WRITTEN_SEED for r in rows)
+        golds = [r["gold"] for r in rows]
+        assert REWARD[task]([r["completion"] for r in rows], gold=golds) == [1.0] * len(rows)
+    assert len(expand.paraphrase_seeds(load_seed_rows("ask")[0])) >= 5
+
+
+# ----- diversity ---------------------------------------------------------------------------
+
+
+def test_distinct_n_and_nearest_cosines():
+    assert diversity.distinct_n(["a b", "a b"], 2) == 0.5
+    assert diversity.distinct_n(["a"], 2) == 0.0
+    v = np.eye(3, dtype=np.float32)
+    assert diversity.nearest_cosines(v).tolist() == [0.0, 0.0, 0.0]
+    assert diversity.nearest_cosines(v[:1]).tolist() == [-1.0]
+
+
+def test_dedupe_removes_planted_near_duplicates_and_keeps_first():
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(400)]
+    base = [" ".join(rng.sample(words, 30)) for _ in range(40)]
+    planted = [t + " extra" for t in base[:10]]  # one word more: cosine ~0.98
+    texts = base + planted
+    order = list(range(len(texts)))
+    rng.shuffle(order)
+    texts = [texts[i] for i in order]
+    vecs = HashingEmbedder(dim=1024).encode(texts)
+    kept = diversity.dedupe(texts, vecs, 0.95)
+    assert len(kept) == 40
+    for t in base[:10]:  # of each pair the earlier one survives
+        pair = [t, t + " extra"]
+        first = min(pair, key=texts.index)
+        assert first in kept and (set(pair) - {first}) & set(kept) == set()
+    assert diversity.near_dup_rate(vecs, 0.95) == pytest.approx(20 / 50)
+    assert diversity.near_dup_rate(HashingEmbedder(dim=1024).encode(kept), 0.95) == 0.0
+
+
+def test_dedupe_against_a_reference_drops_leaks():
+    vecs = np.array([[1, 0], [0, 1]], dtype=np.float32)
+    assert diversity.dedupe_indices(vecs, 0.9, reference=vecs[:1]) == [1]
+
+
+# ----- expansion ---------------------------------------------------------------------------
+
+
+def _seeds():
+    return {t: load_seed_rows(t)[0] for t in TASKS}
+
+
+@pytest.mark.parametrize("task", ["ask", "write", "answer"])
+def test_expansion_of_garbage_keeps_nothing_and_says_why(episode_rows_small, task):
+    rows, _ = episode_rows_small
+    modes = ["completion"] if task == "answer" else ["completion", "observation"]
+    for reply in (garbage_reply, boom):
+        kept, report = expand_task(task, rows[task], _seeds()[task], FakeLLM(reply), n=8, seed=1,
+                                   modes=modes)
+        assert kept == [] and report.kept == 0
+        assert report.tried == 8 and report.rejected == 8
+        assert sum(report.reasons.values()) == 8 and "kept" not in report.reasons
+    assert report.reasons == {"llm_error": 8}
+    assert json.dumps(report.to_dict())  # serialisable for metrics.json
+    _, report = expand_task("answer", rows["answer"], _seeds()["answer"], FakeLLM(boom), n=2,
+                            seed=1, modes=["observation"])
+    assert report.reasons == {"no_candidates_or_seeds": 2}  # answer prompts are never rewritten
+
+
+def test_expansion_keeps_valid_rewrites_that_agree_with_the_truth(episode_rows_small):
+    rows, _ = episode_rows_small
+    kept, report = expand_task("ask", rows["ask"], _seeds()["ask"], FakeLLM(good_reply), n=6,
+                               seed=0)
+    assert report.kept == 6 == len(kept) and not report.reasons
+    modes = [r["gold"]["expansion_mode"] for r in kept]
+    assert modes.count("completion") == modes.count("observation") == 3
+    for r in kept:
+        assert row_problem(r, "ask") is None and r["gold"]["origin"] == "expanded"
+        assert recall_reward([r["completion"]], gold=[r["gold"]])[0] == 1.0
+        if r["gold"]["expansion_mode"] == "observation":
+            assert r["prompt"][-1]["content"].count("Listen closely.") == 1
+    kept_w, report_w = expand_task("write", rows["write"], _seeds()["write"],
+                                   FakeLLM(good_reply), n=4, seed=0, modes=["observation"])
+    assert report_w.kept == 4 and all(r["gold"]["entities"] for r in kept_w)
+    assert all(r["completion"] == row["completion"] for r in kept_w for row in rows["write"]
+               if expand.base_id(row) == r["gold"]["base"])
+
+
+def test_expansion_rejects_a_wrong_but_wellformed_action(episode_rows_small):
+    rows, _ = episode_rows_small
+    wrong = FakeLLM(lambda m: "<recall>\nquery: the weather in kashtiro\n</recall>")
+    kept, report = expand_task("ask", rows["ask"], _seeds()["ask"], wrong, n=3, seed=0,
+                               modes=["completion"])
+    assert kept == [] and report.reasons == {"missing_subject": 3}
+    lost = FakeLLM(lambda m: "A completely different sentence.")
+    _, report = expand_task("write", rows["write"], _seeds()["write"], lost, n=2, seed=0,
+                            modes=["observation"])
+    assert report.reasons == {"lost_entities": 2}
+    gold_fact = "On rainy turns, the purple glarb eats only the stone."
+    row = {"prompt": [{"role": "user", "content": "q"}], "task": "ask", "game_seed": 0,
+           "completion": [{"role": "assistant", "content": "<recall>\nquery: x\n</recall>"}],
+           "gold": {"memory_facts": [gold_fact,
+                                     "On sunny turns, the purple glarb eats only the copper."],
+                    "gold_node_text": gold_fact, "entities": ["purple glarb", "rainy"]}}
+    sunny = "<recall>\nquery: purple glarb copper\n</recall>"
+    assert expand.check_completion("ask", sunny, row, recall_k=1) == (None, "recall_miss")
+    rainy = "<recall>\nquery: purple glarb when rainy\n</recall>"
+    assert expand.check_completion("ask", rainy, row, recall_k=1)[1] is None
+    stray = "<recall>\nquery: purple glarb when rainy\nquery: dappled snoorb rainy\n</recall>"
+    assert expand.check_completion("ask", stray, row) == (None, "missing_subject")
+    foggy = "<recall>\nquery: purple glarb when rainy\nquery: purple glarb foggy\n</recall>"
+    assert expand.check_completion("ask", foggy, row) == (None, "wrong_condition")
+    update = "<engram>\nupdate semantic 0.9: " + gold_fact + "\n</engram>"
+    add_row = {**row, "task": "write", "gold": {"ops": [{"op": "add", "text": gold_fact}]}}
+    assert expand.check_completion("write", update, add_row) == (None, "ops_mismatch")
+
+
+def test_expansion_is_deterministic_and_seeds_each_call(episode_rows_small):
+    rows, _ = episode_rows_small
+    llm_a, llm_b = FakeLLM(good_reply), FakeLLM(good_reply)
+    a, _ = expand_task("ask", rows["ask"], _seeds()["ask"], llm_a, n=4, seed=3)
+    b, _ = expand_task("ask", rows["ask"], _seeds()["ask"], llm_b, n=4, seed=3)
+    assert a == b and llm_a.calls == llm_b.calls
+    assert len({kw["seed"] for _, kw in llm_a.calls}) == 4
+    assert all(kw["temperature"] > 0 for _, kw in llm_a.calls)
+
+
+# ----- the whole run -----------------------------------------------------------------------
+
+
+def test_synthesize_writes_valid_disjoint_splits(built):
+    result, cfg, out = built
+    seeds = {}
+    for task in TASKS:
+        for split in SPLITS:
+            rows, report = load_jsonl(out / task / f"{split}.jsonl", task)
+            assert rows and report.skipped == 0, (task, split)
+            assert len(rows) == result.counts[task][split]
+            seeds[(task, split)] = {r["game_seed"] for r in rows}
+        assert not seeds[(task, "train")] & seeds[(task, "val")]
+        assert not seeds[(task, "train")] & seeds[(task, "test")]
+        assert not seeds[(task, "val")] & seeds[(task, "test")]
+        assert seeds[(task, "val")] <= set(cfg.resolved().split_seeds()["val"])
+    origins = {r["gold"]["origin"] for r in result.rows["ask"]["train"]}
+    assert origins == {"chain", "expanded", "seed"}
+    assert result.expansion.kept > 0
+    assert json.dumps(result.metrics())
+
+
+def test_synthesize_is_deterministic(built, tmp_path):
+    result, cfg, _ = built
+    again = synthesize(cfg, llm=FakeLLM(good_reply), out_dir=tmp_path)
+    assert again.hashes == result.hashes
+    other = synthesize(SynthConfig(**{**TINY, "seed": 1}), llm=FakeLLM(good_reply),
+                       out_dir=tmp_path)
+    assert other.hashes["ask"]["train"] != result.hashes["ask"]["train"]
+
+
+def test_config_smoke_shrinks_sizes_only():
+    cfg = SynthConfig(smoke=True)
+    small = cfg.resolved()
+    assert small.n_train_games <= 3 and small.n_expansions <= 1
+    assert (small.embedder, small.expansion_llm, small.seed) == (cfg.embedder, cfg.expansion_llm,
+                                                                 cfg.seed)
+    assert SynthConfig().resolved() == SynthConfig()
+    seeds = SynthConfig().split_seeds()
+    assert len(set(seeds["train"]) | set(seeds["val"]) | set(seeds["test"])) == sum(
+        map(len, seeds.values()))
+    assert max(seeds["test"]) < 20_000 and min(seeds["train"]) >= 1000  # away from eval seeds
+    with pytest.raises(Exception, match="unknown expand"):
+        SynthConfig(expand_tasks=["dance"])
+
+
+@pytest.mark.parametrize("module", [chains, diversity, expand, surface])
+def test_docstring_examples_run(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.slow
+def test_expansion_with_the_embedded_llm_never_raises(embedded_llm, episode_rows_small):
+    rows, _ = episode_rows_small
+    kept, report = expand_task("ask", rows["ask"], _seeds()["ask"], embedded_llm, n=1, seed=0,
+                               max_tokens=48)
+    assert report.tried == 1 == report.kept + report.rejected
+    assert all(row_problem(r, "ask") is None for r in kept)
