@@ -5,8 +5,14 @@
     sft = run_sft(SFTStageConfig(name="ask-sft"), rows[:256], rows[256:296])
     grpo = run_grpo(GRPOStageConfig(name="ask-grpo"), rows[:256], rows[256:296], sft.model_dir)
 
+One role end to end (base -> SFT -> GRPO, judged at each stage; `python -m mags_lib.train`):
+
+    report = train_role(RoleTrainConfig(role="ask", smoke=True))
+
 Modules: `data` (row format, JSONL), `rewards` (GRPO rewards by name), `config` (stage
-dataclasses), `backend` (Unsloth or PEFT), `sft`, `grpo`, `evaluate`, `router`, `common`.
+dataclasses), `backend` (Unsloth or PEFT), `sft`, `grpo`, `evaluate`, `router`, `common`,
+`roles` (per-role config and sizes), `stages` (`train_role`), `report` (the comparison table),
+`figures` (training curves).
 Importing this package is cheap: torch, transformers and TRL load inside the functions.
 """
 
@@ -14,11 +20,14 @@ from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, StageConfig, 
 from mags_lib.train.data import SkipReport, data_hash, load_jsonl, to_dataset, write_jsonl
 from mags_lib.train.evaluate import generate_and_score
 from mags_lib.train.grpo import GRPOResult, run_grpo
+from mags_lib.train.report import RoleReport
 from mags_lib.train.rewards import REWARDS, build_rewards
+from mags_lib.train.roles import RoleTrainConfig
 from mags_lib.train.router import Router, route
 from mags_lib.train.sft import SFTResult, run_sft
+from mags_lib.train.stages import train_role
 
-__all__ = ["GRPOResult", "GRPOStageConfig", "REWARDS", "Router", "SFTResult", "SFTStageConfig",
-           "SkipReport", "StageConfig", "TrainConfig", "build_rewards", "data_hash",
-           "generate_and_score", "load_jsonl", "route", "run_grpo", "run_sft", "to_dataset",
-           "write_jsonl"]
+__all__ = ["GRPOResult", "GRPOStageConfig", "REWARDS", "RoleReport", "RoleTrainConfig", "Router",
+           "SFTResult", "SFTStageConfig", "SkipReport", "StageConfig", "TrainConfig",
+           "build_rewards", "data_hash", "generate_and_score", "load_jsonl", "route", "run_grpo",
+           "run_sft", "to_dataset", "train_role", "write_jsonl"]

@@ -11,6 +11,7 @@ A trained model lives in `models/<name>/`:
 from __future__ import annotations
 
 import importlib.util
+import os
 import resource
 import sys
 import time
@@ -64,10 +65,29 @@ def run_context(cfg):
         torch.set_num_threads(before)
 
 
+def is_main_process() -> bool:
+    """True outside a distributed launch, and on rank 0 inside one (`accelerate launch`)."""
+    return int(os.environ.get("RANK", "0")) == 0
+
+
+def wait_for_everyone() -> None:
+    """Barrier across the processes of a distributed launch; a no-op in a single process."""
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        from accelerate import PartialState
+
+        PartialState().wait_for_everyone()
+
+
 def remove_if_empty(path: Path) -> None:
-    """Remove the trainer's scratch folder when nothing was checkpointed into it."""
-    if path.is_dir() and not any(path.iterdir()):
-        path.rmdir()
+    """Remove the trainer's scratch folder when nothing was checkpointed into it (rank 0 only:
+    ranks of a distributed launch share the folder)."""
+    if not is_main_process():
+        return
+    try:
+        if path.is_dir() and not any(path.iterdir()):
+            path.rmdir()
+    except OSError:  # gone or refilled meanwhile: nothing to clean
+        pass
 
 
 def point_tensorboard(trainer, log_dir: Path) -> Path | None:
@@ -83,6 +103,48 @@ def peak_rss_mb() -> float:
     """Peak resident memory of this process so far, in MiB (Linux reports KiB, macOS bytes)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
+
+
+def _rss_mb() -> float | None:
+    """Current resident memory of this process in MiB (Linux /proc), or None elsewhere."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pages * resource.getpagesize() / (1024 * 1024)
+
+
+@contextmanager
+def peak_memory(interval_s: float = 0.2):
+    """`with peak_memory() as m: ...` then `m["rss_mb"]` is the peak resident memory during the
+    block (sampled every `interval_s` on Linux; elsewhere the process peak so far) and
+    `m["cuda_mb"]` the peak CUDA memory allocated (None without CUDA)."""
+    import threading
+
+    torch = sys.modules.get("torch")
+    cuda = torch is not None and torch.cuda.is_available()
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    out: dict[str, float | None] = {"rss_mb": _rss_mb(), "cuda_mb": None}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(interval_s):
+            now = _rss_mb()
+            if now is not None:
+                out["rss_mb"] = max(out["rss_mb"] or 0.0, now)
+
+    thread = threading.Thread(target=sample, daemon=True)
+    thread.start()
+    try:
+        yield out
+    finally:
+        stop.set()
+        thread.join()
+        now = _rss_mb()
+        out["rss_mb"] = max(out["rss_mb"] or 0.0, now) if now is not None else peak_rss_mb()
+        if cuda:
+            out["cuda_mb"] = torch.cuda.max_memory_allocated() / (1024 * 1024)
 
 
 @contextmanager
@@ -110,15 +172,19 @@ def lora_change(before: dict[str, Any], model) -> float:
 def save_merged(model, tokenizer, out_dir: Path):
     """Save the adapter under `out_dir/adapter`, then merge it and save the merged model in
     `out_dir`; returns the merged model in eval mode (the PEFT wrapper is used up)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
     if "ref" in getattr(model, "peft_config", {}):  # GRPO's frozen copy for the KL term
         model.delete_adapter("ref")
-    model.save_pretrained(str(out_dir / "adapter"))
-    tokenizer.save_pretrained(str(out_dir / "adapter"))
+    main = is_main_process()  # under `accelerate launch` every rank merges, rank 0 writes
+    if main:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(str(out_dir / "adapter"))
+        tokenizer.save_pretrained(str(out_dir / "adapter"))
     merged = model.merge_and_unload()
     merged.eval()
-    merged.save_pretrained(str(out_dir))
-    tokenizer.save_pretrained(str(out_dir))
+    if main:
+        merged.save_pretrained(str(out_dir))
+        tokenizer.save_pretrained(str(out_dir))
+    wait_for_everyone()
     return merged
 
 
@@ -130,4 +196,7 @@ def curve(log_history: list[dict], marker: str, prefixes: tuple[str, ...]) -> li
 
 
 def write_manifest(out_dir: Path, cfg, **extra) -> Path:
-    return write_json(out_dir / "manifest.json", manifest(cfg, peak_rss_mb=peak_rss_mb(), **extra))
+    path = out_dir / "manifest.json"
+    if is_main_process():
+        write_json(path, manifest(cfg, peak_rss_mb=peak_rss_mb(), **extra))
+    return path

@@ -28,6 +28,11 @@ from mags_lib.train.rewards import (
     recall_reward,
 )
 
+EVAL_BATCH = 20
+"""Prompts generated together. CPU decoding here is memory-bound, so a bigger batch costs
+little more per token (measured, 2 threads: 0.36 s vs 0.24 s per row for batches of 8 vs 32,
+16 tokens); 20 judges the default 40 held-out rows in two batches."""
+
 _TASK = {"recall": "ask", "engram": "write", "answer": "answer",
          "ask": "ask", "write": "write"}
 _ACCURACY = {"ask": ("recall_hit_rate", recall_reward), "write": ("engram_f1", engram_reward),
@@ -67,7 +72,7 @@ def _chat_generate(llm, prompts: list[list[dict]], max_tokens: int, grammar: str
 
 
 def generate(model: Any, prompts: list[list[dict]], max_tokens: int = 64,
-             grammar: str | None = None, batch_size: int = 8) -> list[str]:
+             grammar: str | None = None, batch_size: int = EVAL_BATCH) -> list[str]:
     """Greedy completions for chat prompts from any model form the module docstring lists."""
     if isinstance(model, tuple):
         return _hf_generate(*model, prompts, max_tokens, batch_size)
@@ -106,7 +111,7 @@ def score(texts: list[str], rows: list[dict], task: str,
 
 
 def generate_and_score(model: Any, rows: list[dict], kind: str, max_tokens: int = 64,
-                       grammar: str | None = None, batch_size: int = 8, n_samples: int = 3,
+                       grammar: str | None = None, batch_size: int = EVAL_BATCH, n_samples: int = 3,
                        reward_params: dict[str, dict] | None = None) -> dict[str, Any]:
     """Generate on each row's prompt (greedy) and score the outputs as `kind` ("recall" /
     "engram" / "answer", or the task names "ask" / "write"). Returns n, adherence, format_mean,
@@ -131,11 +136,12 @@ def generate_and_score(model: Any, rows: list[dict], kind: str, max_tokens: int 
 
 
 def eval_by_task(model: Any, rows: list[dict], max_tokens: int = 64,
-                 reward_params: dict[str, dict] | None = None) -> dict[str, Any]:
+                 reward_params: dict[str, dict] | None = None,
+                 batch_size: int = EVAL_BATCH) -> dict[str, Any]:
     """`generate_and_score` for each task present in `rows`, as {task: report}."""
     by_task: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_task[r["task"]].append(r)
     return {task: generate_and_score(model, task_rows, TASK_KIND[task], max_tokens,
-                                     reward_params=reward_params)
+                                     batch_size=batch_size, reward_params=reward_params)
             for task, task_rows in sorted(by_task.items())}

@@ -23,6 +23,7 @@ from mags_lib.manifest import write_json
 from mags_lib.train.backend import load_trainable
 from mags_lib.train.common import (
     curve,
+    is_main_process,
     lora_change,
     lora_state,
     point_tensorboard,
@@ -82,7 +83,8 @@ def run_grpo(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict]
     train_rows, eval_rows = train_rows[: cfg.max_train_rows], eval_rows[: cfg.max_eval_rows]
     with timed() as wall, run_context(cfg):
         result = _train(cfg, train_rows, eval_rows, Path(init_model_dir))
-    write_json(result.model_dir / "reward_curve.json", result.reward_curve)
+    if is_main_process():
+        write_json(result.model_dir / "reward_curve.json", result.reward_curve)
     write_manifest(result.model_dir, cfg, stage="grpo", base_model=str(init_model_dir),
                    backend=result.info, data_hash=data_hash(train_rows),
                    eval_data_hash=data_hash(eval_rows), metrics=result.metrics, wall_s=wall["s"])
@@ -116,7 +118,7 @@ def _train(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict],
         "reward_last": reward_curve[-1]["reward"] if reward_curve else None}
     merged = save_merged(trainer.model, tokenizer, out)
     remove_if_empty(out / "trainer")
-    if eval_rows:
+    if eval_rows and is_main_process():
         metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens,
                                              cfg.reward_params)
     return GRPOResult(model_dir=out, adapter_dir=out / "adapter", metrics=metrics, info=info,

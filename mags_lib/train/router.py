@@ -24,6 +24,11 @@ RULES: dict[str, tuple[str, ...]] = {
     "decision": ("ask", "answer"),
     "question": ("ask", "answer"),
     "information": ("write",),
+    # the observation kinds of mags_lib.game (Observation.kind)
+    "decide": ("ask", "answer"),
+    "announce": ("write",),
+    "distractor": ("write",),
+    "feedback": ("write",),
 }
 DEFAULT_ROUTE: tuple[str, ...] = ("write",)
 EXPAND: dict[str, tuple[str, ...]] = {"ask": ("ask", "answer"), "write": ("write",),
@@ -75,3 +80,40 @@ class Router:
             if label:
                 return EXPAND[label]
         return route(observation, self.rules)
+
+
+def expected_route(observation: Any) -> tuple[str, ...]:
+    """What an observation needs, from its content rather than its kind: a choice among legal
+    actions needs memory, then an answer; anything else is information to store."""
+    legal = (observation.get("legal_actions") if isinstance(observation, dict)
+             else getattr(observation, "legal_actions", ()))
+    return ("ask", "answer") if legal else ("write",)
+
+
+def router_accuracy(observations: list[Any], router: Any = route) -> dict[str, Any]:
+    """Share of observations that `router` sends where `expected_route` says, per kind too.
+
+    >>> router_accuracy([{"kind": "decide", "legal_actions": ["a", "b"]}, {"kind": "announce"}])["accuracy"]
+    1.0
+    """
+    by_kind: dict[str, list[bool]] = {}
+    errors = []
+    for obs in observations:
+        got, want = tuple(router(obs)), expected_route(obs)
+        by_kind.setdefault(_field(obs, "kind"), []).append(got == want)
+        if got != want and len(errors) < 5:
+            errors.append({"kind": _field(obs, "kind"), "text": _field(obs, "text")[:120],
+                           "routed": list(got), "expected": list(want)})
+    hits = [ok for oks in by_kind.values() for ok in oks]
+    return {"n": len(hits), "accuracy": sum(hits) / len(hits) if hits else None,
+            "by_kind": {k: {"n": len(v), "accuracy": sum(v) / len(v)} for k, v in by_kind.items()},
+            "errors": errors}
+
+
+def game_observations(seeds: list[int], episode_length: int = 200) -> list[Any]:
+    """Every observation of the senseless-game episodes with these seeds (e.g. the
+    `game_seed`s of the val rows), replayed from the game's default config."""
+    from mags_lib.game.senseless import GameConfig, generate_episode
+
+    return [obs for s in sorted(set(seeds))
+            for obs in generate_episode(GameConfig(seed=s, episode_length=episode_length)).observations]

@@ -19,6 +19,7 @@ from typing import Any
 from mags_lib.train.backend import load_trainable
 from mags_lib.train.common import (
     curve,
+    is_main_process,
     lora_change,
     lora_state,
     point_tensorboard,
@@ -88,7 +89,7 @@ def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict]) -
     loss_curve = curve(trainer.state.log_history, "loss", ("loss", "learning_rate", "grad_norm"))
     merged = save_merged(trainer.model, tokenizer, out)
     remove_if_empty(out / "trainer")
-    if eval_rows and cfg.eval_generate:
+    if eval_rows and cfg.eval_generate and is_main_process():
         metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens)
     return SFTResult(model_dir=out, adapter_dir=out / "adapter", metrics=metrics, info=info,
                      loss_curve=loss_curve, model=merged, tokenizer=tokenizer)

@@ -1,0 +1,187 @@
+"""What to train for each role of the two-model system: its data, rewards and default sizes.
+
+    cfg = RoleTrainConfig(role="ask")                 # ask defaults: recall rewards, sizes
+    cfg = RoleTrainConfig(role="write", smoke=True)   # the same run, shrunk to seconds
+    sft, grpo = cfg.stages()                          # the two stage configs as they will run
+
+Roles: `ask` (emit `<recall>`), `write` (emit `<engram>`), `answer` (pick an option as
+`<answer>X</answer>`), and `mixed`, one model trained on ask + write rows together (the
+single-model variant the two-model system is compared with; evaluated per task).
+
+Default sizes are set so that a full run of ask + write + answer stays under 45 minutes on an
+idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~9.6 s a step at batch
+8, GRPO ~18 s a step for 4 completions of 64 tokens, greedy evaluation ~0.3 s a token for a
+batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`) so that one
+role runs in under a minute.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mags_lib.errors import MagsError
+from mags_lib.paths import MODELS_DIR, SYNTH_DATA_DIR
+from mags_lib.train.config import GRPOStageConfig, SFTStageConfig
+
+ROLES: tuple[str, ...] = ("ask", "write", "answer", "mixed")
+ROLE_TASKS: dict[str, tuple[str, ...]] = {"ask": ("ask",), "write": ("write",),
+                                          "answer": ("answer",), "mixed": ("ask", "write")}
+"""The data tasks (folders under data/synth/) each role trains and is judged on."""
+
+_GUARD = {"guardrail_reward": 0.5}
+ROLE_REWARDS: dict[str, dict[str, float]] = {
+    "ask": {"format_reward": 1.0, "recall_reward": 1.0, "budget_penalty": 1.0, **_GUARD},
+    "write": {"format_reward": 1.0, "engram_reward": 1.0, "budget_penalty": 1.0, **_GUARD},
+    # the game's decision reward: 1 for the right option; format keeps the tag closed
+    "answer": {"answer_reward": 1.0, "format_reward": 0.5},
+    # each task-specific reward returns None on the other task's rows (left out of the sum)
+    "mixed": {"format_reward": 1.0, "recall_reward": 1.0, "engram_reward": 1.0,
+              "budget_penalty": 1.0, **_GUARD},
+}
+"""GRPO reward functions (by name in `rewards.REWARDS`) and their weights, per role."""
+
+# Full-run sizes per role. Token budgets follow the outputs (SmolLM2 tokens in the synth data):
+# a recall block of one or two queries 20-57, an engram block 10-37, an answer tag ~8.
+ROLE_SIZES: dict[str, dict[str, Any]] = {
+    "ask": {"sft_steps": 40, "grpo_steps": 25, "completion_tokens": 64, "eval_tokens": 64},
+    "write": {"sft_steps": 40, "grpo_steps": 20, "completion_tokens": 48, "eval_tokens": 48},
+    "answer": {"sft_steps": 30, "grpo_steps": 20, "completion_tokens": 12, "eval_tokens": 16},
+    "mixed": {"sft_steps": 60, "grpo_steps": 30, "completion_tokens": 64, "eval_tokens": 64},
+}
+
+
+def default_stages(role: str, sizes: dict[str, Any] | None = None
+                   ) -> tuple[SFTStageConfig, GRPOStageConfig]:
+    """The SFT and GRPO stage configs a role trains with unless told otherwise."""
+    s = {**ROLE_SIZES[role], **(sizes or {})}
+    rewards = ROLE_REWARDS[role]
+    sft = SFTStageConfig(name=f"{role}-sft", max_steps=s["sft_steps"],
+                         per_device_train_batch_size=8, learning_rate=5e-4, warmup_steps=0.05,
+                         max_length=384)
+    grpo = GRPOStageConfig(name=f"{role}-grpo", max_steps=s["grpo_steps"],
+                           per_device_train_batch_size=4, num_generations=4,
+                           max_completion_length=s["completion_tokens"], learning_rate=5e-5,
+                           reward_names=list(rewards), reward_weights=list(rewards.values()))
+    return sft, grpo
+
+
+@dataclass
+class RoleTrainConfig:
+    """One role's whole training run: data, base evaluation, SFT cold start, GRPO, evaluation.
+
+    The run-wide fields below (seed, threads, smoke, base model, where models go, evaluation
+    sizes) are written into both stage configs by `stages()`; the stage configs own the
+    training hyperparameters (steps, batch, learning rate, LoRA, rewards).
+    """
+
+    role: str = field(default="ask", metadata={
+        "help": "ask | write | answer | mixed (one model on ask + write rows)"})
+    base_model: str = field(default="embedded", metadata={
+        "help": "the model SFT starts from and the base row of the table is judged on: "
+                "'embedded' (SmolLM2-135M-Instruct, dequantised to a transformers checkpoint), "
+                "a checkpoint dir, a .gguf path or a hub id"})
+    data_dir: str | None = field(default=None, metadata={
+        "help": "folder with <task>/{train,val,test}.jsonl; None = data/synth/ (notebook 01)"})
+    models_dir: str | None = field(default=None, metadata={
+        "help": "models go to <models_dir>/<role>-sft and <role>-grpo; None = models/"})
+    eval_rows: int = field(default=40, metadata={
+        "help": "held-out (val) rows per task judged by generation at each stage; the same "
+                "rows for base, SFT and GRPO"})
+    eval_max_tokens: int | None = field(default=None, metadata={
+        "help": "tokens generated per judged prompt; None = the role's default (ROLE_SIZES)"})
+    eval_test: bool = field(default=True, metadata={
+        "help": "also judge the final (GRPO) model on the test split, if data holds one"})
+    seed: int = field(default=0, metadata={"help": "seed for row order, LoRA init, sampling"})
+    torch_threads: int | None = field(default=None, metadata={
+        "help": "CPU threads for torch (None = leave as is); 1 when another process shares a "
+                "2-core machine"})
+    smoke: bool = field(default=False, metadata={
+        "help": "shrink every size for a seconds-long end-to-end run (same code path)"})
+    sft: SFTStageConfig | None = field(default=None, metadata={
+        "help": "the SFT cold start; None = the role's defaults (default_stages)"})
+    grpo: GRPOStageConfig | None = field(default=None, metadata={
+        "help": "GRPO from the SFT model; None = the role's defaults (default_stages)"})
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise MagsError(f"unknown role {self.role!r}", f"use one of {', '.join(ROLES)}")
+        sft, grpo = default_stages(self.role)
+        self.sft = self.sft or sft
+        self.grpo = self.grpo or grpo
+        if self.eval_max_tokens is None:
+            self.eval_max_tokens = ROLE_SIZES[self.role]["eval_tokens"]
+
+    def with_steps(self, sft_steps: int | None = None, grpo_steps: int | None = None
+                   ) -> RoleTrainConfig:
+        """This config with other optimiser step counts (None keeps a stage's own)."""
+        sft = self.sft if sft_steps is None else replace(self.sft, max_steps=sft_steps)
+        grpo = self.grpo if grpo_steps is None else replace(self.grpo, max_steps=grpo_steps)
+        return replace(self, sft=sft, grpo=grpo)
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        return ROLE_TASKS[self.role]
+
+    @property
+    def data_root(self) -> Path:
+        return Path(self.data_dir) if self.data_dir else SYNTH_DATA_DIR
+
+    def model_dir(self, stage: str) -> Path:
+        return Path(self.models_dir or MODELS_DIR) / f"{self.role}-{stage}"
+
+    def stages(self) -> tuple[SFTStageConfig, GRPOStageConfig]:
+        """Both stage configs as they will run: run-wide fields applied, then `resolved()`."""
+        run = {"seed": self.seed, "torch_threads": self.torch_threads, "smoke": self.smoke,
+               "max_eval_rows": self.eval_rows * len(self.tasks),
+               "eval_max_tokens": self.eval_max_tokens}
+        sft = replace(self.sft, name=f"{self.role}-sft", output_dir=str(self.model_dir("sft")),
+                      base_model=self.base_model, **run)
+        grpo = replace(self.grpo, name=f"{self.role}-grpo",
+                       output_dir=str(self.model_dir("grpo")), **run)
+        return sft.resolved(), grpo.resolved()
+
+    def eval_rows_per_task(self) -> int:
+        """Judged rows per task after SMOKE shrinking (the stages cut the judged set to this)."""
+        return self.stages()[0].max_eval_rows // len(self.tasks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+CPU_COSTS: dict[str, float] = {
+    "sft_s_per_row": 9.6 / 8,  # SFT step at batch 8 on synth rows of ~150 tokens, 2 threads
+    "grpo_s_per_token": 17.8 / 64,  # GRPO step, 4 completions, per token of the budget
+    "eval_s_per_token": 0.3,  # one greedy decoding step for a batch of EVAL_BATCH prompts
+    "stage_overhead_s": 10.0,  # load, LoRA wrap, trainer set-up, merge, save
+}
+"""Seconds on the 2-core CPU this project is sized for, torch on both cores (measured on an
+idle machine: 1 thread is ~1.6x slower; a second busy process on the same cores makes 2 threads
+thrash, up to 10x slower, so set torch_threads=1 on a shared machine). Used by
+`estimate_seconds` to size the defaults; real runs are faster, since generation stops at EOS
+and these are per-token upper bounds."""
+
+
+def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None) -> dict:
+    """Upper-bound wall seconds of `train_role(cfg)` per stage, from per-step costs: every
+    judged batch and GRPO group assumed to run to its full token budget.
+
+    >>> round(sum(estimate_seconds(RoleTrainConfig(role="answer")).values()) / 60)
+    7
+    """
+    from mags_lib.train.evaluate import EVAL_BATCH
+
+    c = {**CPU_COSTS, **(costs or {})}
+    sft, grpo = cfg.stages()
+    batches = math.ceil(cfg.eval_rows_per_task() / EVAL_BATCH) * len(cfg.tasks)
+    judge = batches * sft.eval_max_tokens * c["eval_s_per_token"]
+    sft_rows = sft.max_steps * sft.per_device_train_batch_size * sft.gradient_accumulation_steps
+    grpo_scale = grpo.per_device_train_batch_size / 4 * grpo.gradient_accumulation_steps
+    eval_loss = sft.max_eval_rows * c["sft_s_per_row"] / 3  # forward only
+    return {"base": judge,
+            "sft": sft_rows * c["sft_s_per_row"] + eval_loss + judge + c["stage_overhead_s"],
+            "grpo": (grpo.max_steps * grpo_scale * grpo.max_completion_length
+                     * c["grpo_s_per_token"] + judge + c["stage_overhead_s"]),
+            "test": judge if cfg.eval_test else 0.0}

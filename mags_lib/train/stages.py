@@ -1,0 +1,148 @@
+"""One role's whole training run: judge the base model, SFT cold start, GRPO, judge each stage.
+
+    report = train_role(RoleTrainConfig(role="ask"))          # or train_role("ask")
+    report.markdown()      # base / SFT / SFT+GRPO: adherence, accuracy, wall time, peak memory
+    report.reward_curve    # GRPO reward per step (TensorBoard logs: models/ask-grpo/tensorboard/)
+
+Steps, all on the same held-out rows (`eval_rows` per task of the val split, greedy, no grammar):
+1. load `<data>/<task>/{train,val,test}.jsonl` (bad rows skipped and counted; missing files
+   raise a `MagsError` that names notebook 01, which writes them);
+2. judge the base model (transformers, the checkpoint SFT starts from);
+3. SFT cold start -> `models/<role>-sft/`, judged;
+4. GRPO from the SFT model with the role's rewards -> `models/<role>-grpo/`, judged;
+5. judge the final model on the test split (same size), when the data has one.
+Each model directory holds its manifest (config, data hash, metrics, wall time, peak RSS).
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import random
+from typing import Any
+
+from mags_lib.errors import MagsError
+from mags_lib.train.common import (
+    is_main_process,
+    peak_memory,
+    run_context,
+    timed,
+    wait_for_everyone,
+)
+from mags_lib.train.data import load_jsonl
+from mags_lib.train.report import RoleReport, StageRecord
+from mags_lib.train.roles import RoleTrainConfig
+
+log = logging.getLogger(__name__)
+
+SPLITS: tuple[str, ...] = ("train", "val", "test")
+
+
+def load_role_data(cfg: RoleTrainConfig) -> tuple[dict[str, list[dict]], dict[str, Any]]:
+    """The role's rows by split ({"train", "val", "test"}) and a skip report per file.
+
+    Train and val must exist for every task of the role; test is optional. Train rows are
+    shuffled with the seed (so `max_train_rows` takes a fair sample and mixed tasks
+    interleave); val and test keep their order, so every stage is judged on the same rows.
+    """
+    missing = [cfg.data_root / t / f"{s}.jsonl" for t in cfg.tasks for s in ("train", "val")
+               if not (cfg.data_root / t / f"{s}.jsonl").is_file()]
+    if missing:
+        raise MagsError(
+            f"no training data for role {cfg.role!r}: {', '.join(map(str, missing))} not found",
+            "run notebook 01 (notebooks/01_synthesize_dataset.ipynb, which writes "
+            "data/synth/{ask,write,answer}/{train,val,test}.jsonl) first, e.g. "
+            "`python -m mags_lib.pipeline --only 01`; or set RoleTrainConfig.data_dir to a "
+            "folder laid out so")
+    rows: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    skips: dict[str, Any] = {}
+    for task in cfg.tasks:
+        for split in SPLITS:
+            path = cfg.data_root / task / f"{split}.jsonl"
+            if split == "test" and not path.is_file():
+                continue
+            got, report = load_jsonl(path, task=task)
+            if not got and split != "test":
+                raise MagsError(f"{path} holds no valid {task} rows ({report})",
+                                "re-run notebook 01, or fix the rows the report names")
+            rows[split] += got
+            skips[f"{task}/{split}"] = report.to_dict()
+    random.Random(cfg.seed).shuffle(rows["train"])
+    return rows, skips
+
+
+def first_per_task(rows: list[dict], n: int) -> list[dict]:
+    """The first `n` rows of each task, tasks in order of first appearance (notebook 01
+    writes each split shuffled, so the first rows are a fair sample)."""
+    seen: dict[str, list[dict]] = {}
+    for r in rows:
+        bucket = seen.setdefault(r["task"], [])
+        if len(bucket) < n:
+            bucket.append(r)
+    return [r for bucket in seen.values() for r in bucket]
+
+
+def _judge(model: Any, rows: list[dict], cfg: RoleTrainConfig, reward_params: dict) -> dict:
+    """Per-task generation report, with the stages' (SMOKE-shrunk) token budget."""
+    from mags_lib.train.evaluate import eval_by_task
+
+    with run_context(cfg):
+        return eval_by_task(model, rows, cfg.stages()[0].eval_max_tokens, reward_params)
+
+
+def _base_stage(cfg: RoleTrainConfig, val: list[dict], reward_params: dict) -> StageRecord:
+    """Judge the checkpoint SFT starts from (on rank 0 only under `accelerate launch`; it also
+    converts an embedded GGUF once, which the other ranks then load)."""
+    from mags_lib.models import torch_checkpoint
+
+    generation: dict = {}
+    with timed() as wall, peak_memory() as mem:
+        if is_main_process():
+            generation = _judge(str(torch_checkpoint(cfg.base_model)), val, cfg, reward_params)
+        wait_for_everyone()
+    return StageRecord("base", generation, wall["s"], mem["rss_mb"], mem["cuda_mb"])
+
+
+def _record(stage: str, result: Any, wall: dict, mem: dict) -> StageRecord:
+    m = result.metrics
+    return StageRecord(stage, m.get("generation", {}), wall["s"], mem["rss_mb"], mem["cuda_mb"],
+                       train_s=m["train_seconds"], steps=m["steps"],
+                       lora_max_change=m["lora_max_change"], model_dir=str(result.model_dir))
+
+
+def train_role(cfg: RoleTrainConfig | str) -> RoleReport:
+    """Train and judge one role end to end (see the module docstring); returns the report."""
+    from mags_lib.train.grpo import run_grpo
+    from mags_lib.train.sft import run_sft
+
+    cfg = RoleTrainConfig(role=cfg) if isinstance(cfg, str) else cfg
+    sft_cfg, grpo_cfg = cfg.stages()
+    rows, skips = load_role_data(cfg)
+    val = first_per_task(rows["val"], cfg.eval_rows_per_task())
+    test = first_per_task(rows["test"], cfg.eval_rows_per_task())
+    params = grpo_cfg.reward_params
+    with timed() as total:
+        log.info("role %s: judging the base model on %d val rows", cfg.role, len(val))
+        stages = {"base": _base_stage(cfg, val, params)}
+        with timed() as wall, peak_memory() as mem:
+            sft = run_sft(sft_cfg, rows["train"], val)
+        stages["sft"] = _record("sft", sft, wall, mem)
+        loss_curve = sft.loss_curve
+        del sft  # the merged SFT model; GRPO reloads it from disk
+        gc.collect()
+        with timed() as wall, peak_memory() as mem:
+            grpo = run_grpo(grpo_cfg, rows["train"], val, sft_cfg.out_dir)
+        stages["grpo"] = _record("grpo", grpo, wall, mem)
+        test_eval, note = None, "no test split in the data"
+        if cfg.eval_test and test and is_main_process():
+            test_eval = _judge((grpo.model, grpo.tokenizer), test, cfg, params)
+            note = ""
+        elif not cfg.eval_test:
+            note = "eval_test=False"
+    report = RoleReport(role=cfg.role, tasks=cfg.tasks, config=cfg.to_dict(),
+                        data={"skips": skips, "n": {s: len(r) for s, r in rows.items()},
+                              "n_judged": {"val": len(val), "test": len(test)}},
+                        stages=stages, loss_curve=loss_curve, reward_curve=grpo.reward_curve,
+                        test=test_eval, test_note=note, wall_s=total["s"])
+    log.info("role %s done in %.0f s\n%s", cfg.role, total["s"], report.markdown())
+    return report

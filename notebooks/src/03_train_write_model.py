@@ -1,0 +1,105 @@
+# %% [markdown]
+# # 03 Train the write model, check the router
+#
+# The **write** model reads an observation and emits an `<engram>` block: `add` for a rule seen
+# for the first time, `update` for a changed rule, nothing for a repeat or an irrelevant fact.
+# Same recipe as notebook 02: judge the base model on held-out (val) rows, SFT cold start, GRPO
+# from the SFT model with format + engram F1 + budget + guardrail rewards, judge again
+# (greedy, no grammar; accuracy = soft F1 of the engram ops against the gold ops).
+#
+# The **router** decides which model handles an observation: a decision goes to ask, then
+# answer; anything else to write. It is rule-based (by observation kind); here it is checked
+# against what each observation of the val games needs (a choice among legal actions or not).
+#
+# Optional (`TRAIN_MIXED`): the single-model variant, one model trained on ask + write rows
+# together, judged per task next to the separate models (ask from notebook 02's saved table).
+# About 25 more minutes on a 2-core CPU, so off by default.
+
+# %%
+SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
+SEED = 0
+WRITE_SFT_STEPS = 40  # ~10 s a step at batch 8 on an idle 2-core CPU
+WRITE_GRPO_STEPS = 20  # ~8-14 s a step (4 completions of up to 48 tokens)
+EVAL_ROWS = 40  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO)
+TORCH_THREADS = None  # None: both cores (~14 min for the full run); 1 on a shared machine
+TRAIN_MIXED = False  # also train one model on ask + write rows (the single-model variant)
+MIXED_SFT_STEPS = 60
+MIXED_GRPO_STEPS = 30
+
+# %%
+import json
+
+import pandas as pd
+from IPython.display import display
+
+from mags_lib.manifest import write_run
+from mags_lib.paths import RESULTS_DIR, results_dir
+from mags_lib.plots import save_figure
+from mags_lib.train.figures import plot_role_training
+from mags_lib.train.report import compare_single_model
+from mags_lib.train.roles import RoleTrainConfig
+from mags_lib.train.router import game_observations, router_accuracy
+from mags_lib.train.stages import load_role_data, train_role
+
+NAME = "03_train_write_model"
+OUT = results_dir(NAME)
+run = dict(smoke=SMOKE, seed=SEED, eval_rows=EVAL_ROWS, torch_threads=TORCH_THREADS)
+write_cfg = RoleTrainConfig(role="write", **run).with_steps(WRITE_SFT_STEPS, WRITE_GRPO_STEPS)
+mixed_cfg = RoleTrainConfig(role="mixed", **run).with_steps(MIXED_SFT_STEPS, MIXED_GRPO_STEPS)
+
+# %% [markdown]
+# ## Write model: base -> SFT -> SFT+GRPO
+
+# %%
+write = train_role(write_cfg)
+write.save(OUT)
+display(pd.DataFrame(write.table()))
+save_figure(plot_role_training(write), OUT / "write_curves.png")
+print(write.samples_text(3))
+
+# %% [markdown]
+# ## Router check: the observations of the val games
+#
+# Every observation of the games whose rows are in the val split (replayed from their
+# `game_seed`), routed by the rules; the truth is what the observation needs.
+
+# %%
+val_rows = load_role_data(write_cfg)[0]["val"]
+observations = game_observations([r["game_seed"] for r in val_rows])
+router = router_accuracy(observations)
+print(json.dumps(router, indent=2))
+
+# %% [markdown]
+# ## Optional: one model for ask + write (the single-model variant)
+
+# %%
+comparison = None
+if TRAIN_MIXED:
+    mixed = train_role(mixed_cfg)
+    mixed.save(OUT)
+    save_figure(plot_role_training(mixed), OUT / "mixed_curves.png")
+    ask_table = RESULTS_DIR / "02_train_ask_model" / "ask_table.json"
+    separate = {"write": write.table(),
+                "ask": json.loads(ask_table.read_text()) if ask_table.is_file() else []}
+    comparison = compare_single_model(mixed, separate)
+    display(pd.DataFrame(comparison))
+    print(mixed.samples_text(3))
+
+# %%
+metrics = {"smoke": SMOKE, "write": write.metrics(), "router": router,
+           "mixed": mixed.metrics() if TRAIN_MIXED else None, "single_vs_separate": comparison}
+write_run(NAME, config={"write": write_cfg.to_dict(),
+                        "mixed": mixed_cfg.to_dict() if TRAIN_MIXED else None},
+          metrics=metrics, smoke=SMOKE)
+display(pd.DataFrame([{"role": "write", **write.targets()["write"]}]))
+print("test split, final model:", write.metrics().get("test", write.test_note))
+
+# %%
+write_by_stage = {s: write.stages[s].generation["write"] for s in ("base", "sft", "grpo")}
+assert router["accuracy"] == 1.0, f"the router sends observations astray: {router['errors']}"
+assert write.stages["sft"].lora_max_change > 0, "SFT did not move the adapter weights"
+assert write_by_stage["sft"]["format_mean"] >= write_by_stage["base"]["format_mean"], \
+    "SFT made the write model's format worse than the base model's"
+if not SMOKE:
+    assert write_by_stage["sft"]["adherence"] > write_by_stage["base"]["adherence"], write_by_stage
+    assert write_by_stage["grpo"]["adherence"] >= 0.9, f"write adherence {write_by_stage['grpo']}"
