@@ -169,3 +169,36 @@ def test_memo_embedder_encodes_each_text_once():
     again = memo.encode(["c d"])
     assert Counting.calls == 2
     assert (first[1] == again[0]).all() and first.shape == (3, 32)
+
+
+def test_tagged_answers_use_the_answer_models_format():
+    grammar = options_grammar(("iron", "felt"), leading_space=True, tagged=True)
+    assert grammar == 'root ::= "<answer>" ( "iron" | "felt" ) "</answer>"'
+
+    class Tagged:  # answers like the answer model of notebook 02
+        def __init__(self):
+            self.grammars = []
+
+        def complete(self, prompt, *, grammar=None, **_):
+            from mags_lib.llm import Completion
+
+            self.grammars.append(grammar)
+            return Completion(text="<answer>felt</answer>", usage={"prompt_tokens": 9},
+                              seconds=0.0)
+
+    llm = Tagged()
+    q = "It is a sunny turn. The red quax is offered the iron and the felt. Which does it eat?"
+    choice = decide(llm, [], q, ("iron", "felt"), answer_tags=True)
+    assert choice.action == "felt" and llm.grammars == [grammar]
+    agent, game = play("oracle", GameConfig(episode_length=30), answer_tags=True)
+    assert agent.config.answer_tags and game.decisions
+
+
+@pytest.mark.slow
+def test_the_tagged_grammar_constrains_the_embedded_model(embedded_llm):
+    q = "It is a sunny turn. The red quax is offered the iron and the felt. Which does it eat?"
+    for fmt in ("completion", "chat"):
+        choice = decide(embedded_llm, ["On sunny turns, the red quax eats only the felt."], q,
+                        ("iron", "felt"), prompt_format=fmt, answer_tags=True)
+        assert choice.text.startswith("<answer>") and choice.text.endswith("</answer>")
+        assert choice.action in ("iron", "felt")

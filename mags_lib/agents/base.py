@@ -32,6 +32,9 @@ class AgentConfig:
     prompt_format: str = field(default="completion", metadata={
         "help": "'completion' (plain continuation, default: the 135M model follows rules only "
                 "this way) or 'chat'"})
+    answer_tags: bool = field(default=False, metadata={
+        "help": "answer as <answer>item</answer> (the format of the answer model trained in "
+                "notebook 02; use it when the decision LLM is that model)"})
     max_tokens: int = field(default=8, metadata={
         "help": "new tokens allowed for the answer (the grammar stops after the item)"})
     context_window: int | None = field(default=None, metadata={
@@ -124,6 +127,7 @@ class Agent:
         cfg = self.config
         choice = decide(self.llm, [r["text"] for r in lines], obs.text, obs.legal_actions,
                         prompt_format=cfg.prompt_format, max_tokens=cfg.max_tokens,
+                        answer_tags=cfg.answer_tags,
                         seed=cfg.seed)
         return Decision(action=choice.action, prompt_tokens=choice.prompt_tokens,
                         seconds=memory_seconds + choice.llm_seconds, recalled=lines,

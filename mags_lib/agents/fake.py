@@ -37,12 +37,17 @@ class RuleReaderLLM:
         self.calls = 0
 
     def _answer(self, text: str, grammar: str | None) -> str:
-        from mags_lib.game.senseless import DECIDE_PATTERN, parse_rule
-
         self.calls += 1
         if self.fail_after is not None and self.calls > self.fail_after:
             raise ConnectionError("fake backend went away")
-        options = _OPTION.findall(grammar or "") or ["?"]
+        options = [o for o in _OPTION.findall(grammar or "") if not o.startswith("<")] or ["?"]
+        if grammar and "<answer>" in grammar:  # the answer model's format (answer_tags)
+            return f"<answer>{self._pick(text, options)}</answer>"
+        return self._pick(text, options)
+
+    def _pick(self, text: str, options: list[str]) -> str:
+        from mags_lib.game.senseless import DECIDE_PATTERN, parse_rule
+
         lines = text.split("\n")
         asked = None
         for i in range(len(lines) - 1, -1, -1):

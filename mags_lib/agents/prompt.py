@@ -21,6 +21,10 @@ Two formats (`PROMPT_FORMATS`):
 
 * "chat": the same lines and question as one user message, answered with the bare item.
 
+With `answer_tags=True` the grammar wraps the item in `<answer>...</answer>`: the output format
+of the answer model trained in notebook 02 (its rows in `data/synth/answer/` end so), so a
+trained answer model plugs into the evaluation as the decision LLM unchanged.
+
 The choice is greedy (temperature 0) under a GBNF alternation of the options
 (`root ::= " cello" | " slate"`), so the model always names exactly one legal action.
 
@@ -43,6 +47,9 @@ CHAT_SYSTEM = ("You play a game with invented feeding rules. Use the notes to an
                "one item the creature eats.")
 _QUESTION = re.compile(r"It is an? (?P<condition>[a-z]+) turn\. "
                        r"The (?P<creature>[a-z]+(?: [a-z]+)?) is offered")
+ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
+_TAGGED = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S)
+_TAGGED_EXTRA_TOKENS = 10  # "<answer>" and "</answer>" are several tokens each
 _CHARS_PER_TOKEN = 3.0  # a safe (pessimistic) estimate for English text with a BPE tokenizer
 
 
@@ -58,13 +65,27 @@ class Choice:
     cached: bool
 
 
-def options_grammar(options: tuple[str, ...] | list[str], *, leading_space: bool) -> str:
-    """GBNF alternation of the legal actions (each a string literal)."""
+def options_grammar(options: tuple[str, ...] | list[str], *, leading_space: bool,
+                    tagged: bool = False) -> str:
+    """GBNF alternation of the legal actions (each a string literal); `tagged` wraps it in
+    `<answer>...</answer>` (no leading space then, as in the answer model's training rows).
+
+    >>> options_grammar(("cello", "slate"), leading_space=False, tagged=True)
+    'root ::= "<answer>" ( "cello" | "slate" ) "</answer>"'
+    """
     if not options:
         raise MagsError("a decision without legal actions", "call act() only on decision turns")
-    space = " " if leading_space else ""
-    literals = [f'"{space}{_gbnf_escape(o)}"' for o in options]
-    return "root ::= " + " | ".join(literals)
+    space = " " if leading_space and not tagged else ""
+    alternation = " | ".join(f'"{space}{_gbnf_escape(o)}"' for o in options)
+    if tagged:
+        return f'root ::= "{ANSWER_OPEN}" ( {alternation} ) "{ANSWER_CLOSE}"'
+    return "root ::= " + alternation
+
+
+def strip_answer_tags(text: str) -> str:
+    """The item inside `<answer>...</answer>` (the text itself when it has no tags)."""
+    m = _TAGGED.search(text)
+    return m.group(1).strip() if m else text
 
 
 def _gbnf_escape(text: str) -> str:
@@ -100,15 +121,19 @@ def render_prompt(lines: list[str], question: str, prompt_format: str) -> str:
 
 
 def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], *,
-           prompt_format: str = "completion", max_tokens: int = 8, seed: int = 0) -> Choice:
-    """Ask `llm` to pick one of `options` given the memory `lines`; greedy and constrained."""
+           prompt_format: str = "completion", max_tokens: int = 8, seed: int = 0,
+           answer_tags: bool = False) -> Choice:
+    """Ask `llm` to pick one of `options` given the memory `lines`; greedy and constrained
+    (`answer_tags`: as `<answer>item</answer>`, the trained answer model's format)."""
     from mags_lib.game import match_action
 
     if prompt_format not in PROMPT_FORMATS:
         raise MagsError(f"unknown prompt format {prompt_format!r}",
                         f"use one of {', '.join(PROMPT_FORMATS)}")
     chat = prompt_format == "chat"
-    grammar = options_grammar(options, leading_space=not chat)
+    grammar = options_grammar(options, leading_space=not chat, tagged=answer_tags)
+    if answer_tags:
+        max_tokens += _TAGGED_EXTRA_TOKENS
     if chat:
         out = llm.chat(chat_messages(lines, question), grammar=grammar, max_tokens=max_tokens,
                        temperature=0.0, seed=seed)
@@ -117,7 +142,7 @@ def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], 
                            max_tokens=max_tokens, temperature=0.0, seed=seed)
     prompt = render_prompt(lines, question, prompt_format)
     tokens = int(out.usage.get("prompt_tokens") or count_tokens(llm, prompt))
-    return Choice(action=match_action(out.text.strip(), options), text=out.text, prompt=prompt,
+    return Choice(action=match_action(strip_answer_tags(out.text).strip(), options), text=out.text, prompt=prompt,
                   prompt_tokens=tokens, llm_seconds=float(out.seconds),
                   cached=bool(getattr(out, "cached", False)))
 

@@ -44,6 +44,9 @@ class EvalConfig:
         "help": "memory lines in the decision prompt (recall / retrieval / oracle rules)"})
     prompt_format: str = field(default="completion", metadata={
         "help": "'completion' (the 135M model follows rules only this way) or 'chat'"})
+    answer_tags: bool = field(default=False, metadata={
+        "help": "decide as <answer>item</answer>: set it when `llm` is the answer model "
+                "trained in notebook 02 (exported to GGUF by notebook 04)"})
     llm: LLMConfig = field(default_factory=_default_llm, metadata={
         "help": "the decision LLM (n_ctx must hold the full_context window)"})
     context_window: int | None = field(default=512, metadata={
@@ -127,5 +130,8 @@ class EvalConfig:
         blob = json.dumps({"game": game, "k": self.k, "prompt_format": self.prompt_format,
                            "llm": llm, "context_window": self.context_window,
                            "embedder": self.embedder, "memory": self.memory,
-                           "remember_questions": self.remember_questions}, sort_keys=True)
+                           "remember_questions": self.remember_questions,
+                           # only when set, so ids of earlier runs (and their resumable games) hold
+                           **({"answer_tags": True} if self.answer_tags else {})},
+                          sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -188,7 +188,7 @@ def run_eval(cfg: EvalConfig, *, llm: Any | None = None, embedder: Any | None = 
                 continue
             env = SenselessGame(replace(cfg.game, seed=seed))
             agent = make_agent(name, llm, k=cfg.k, prompt_format=cfg.prompt_format,
-                               remember_questions=cfg.remember_questions,
+                               answer_tags=cfg.answer_tags, remember_questions=cfg.remember_questions,
                                context_window=cfg.context_window, embedder=embedder,
                                memory=dict(cfg.memory), env=env)
             game = run_game(agent, env, seed, name=name, config_id=config_id,
