@@ -215,3 +215,42 @@ def test_a_tiny_eval_with_the_embedded_model_runs_end_to_end(tmp_path, embedded_
     # greedy decoding: the same numbers every run; the rules in the prompt must help
     assert games["oracle"].accuracy > games["bare"].accuracy
     assert (tmp_path / "metrics.json").exists()
+
+
+def test_answer_model_study_compares_settings_and_finds_exported_files(tmp_path):
+    from mags_lib.agents.fake import RuleReaderLLM
+    from mags_lib.embed import HashingEmbedder
+    from mags_lib.evaluation.answer_model import (
+        answer_model_settings,
+        answer_model_study,
+        find_gguf,
+    )
+
+    gguf_dir = tmp_path / "gguf"
+    gguf_dir.mkdir()
+    assert find_gguf("answer-grpo", gguf_dir) is None
+    for q in ("f16", "q8_0"):
+        (gguf_dir / f"answer-grpo-{q}.gguf").write_bytes(b"GGUF")
+    trained = find_gguf("answer-grpo", gguf_dir)
+    assert trained.name == "answer-grpo-q8_0.gguf"
+    with pytest.raises(MagsError, match="run notebooks 02 and 04"):
+        answer_model_settings(tmp_path / "missing.gguf")
+    settings = answer_model_settings(trained)
+    assert [s.label for s in settings] == ["base-completion", "base-chat", "trained-completion",
+                                           "trained-chat"]
+    assert [s.answer_tags for s in settings] == [False, False, True, True]
+    cfg = EvalConfig(seeds=[0], game=GameConfig(episode_length=40), embedder="hashing")
+    seen = []
+
+    def load(setting):
+        seen.append(setting.label)
+        return RuleReaderLLM()
+
+    study = answer_model_study(cfg, settings, agents=("bare", "oracle"), load_llm=load,
+                               embedder=HashingEmbedder(), out_dir=tmp_path / "study")
+    assert seen == [s.label for s in settings]
+    assert len(study.table) == 8 and len(study.gaps) == 4
+    for gap in study.gaps:  # the fake reads rules in either format, tagged or not
+        assert gap["oracle_minus_bare"] > 0
+    assert all(r["accuracy"] == 1.0 for r in study.table if r["agent"] == "oracle")
+    assert (tmp_path / "study" / "trained-chat" / "games.jsonl").exists()

@@ -22,9 +22,15 @@ LLM_MODEL = "embedded"  # or a .gguf from notebook 04, e.g. "../models/gguf/answ
 EMBEDDER = "embedded"   # all-MiniLM-L6-v2; "hashing" for a fast fake
 K = 3
 RESUME = True
+ANSWER_MODEL = "auto"  # the trained answer model: "auto" finds notebook 04's GGUF; None skips
+ANSWER_AGENTS = ["bare", "oracle", "mags"]
 
 # %%
+import pandas as pd
+from IPython.display import display
+
 from mags_lib.evaluation import EvalConfig, ablation_markdown, figures, run_eval
+from mags_lib.evaluation.answer_model import answer_model_settings, answer_model_study, find_gguf
 from mags_lib.game import GameConfig
 from mags_lib.llm import LLMConfig
 from mags_lib.manifest import manifest, write_json
@@ -60,8 +66,8 @@ validity
 # ## Accuracy per agent (95% Wilson intervals; seeds pooled, spread over seeds in metrics.json)
 
 # %%
-for name, acc in summary["accuracy"].items():
-    spread = summary["agents"][name]["seeds"]
+for name, acc in summary["agents"].items():
+    spread = acc["seeds"]
     print(f"{name:<24} {acc['accuracy']:.3f}  [{acc['ci_low']:.3f}, {acc['ci_high']:.3f}]  "
           f"per-seed mean {spread['mean']:.3f} ± {spread['std']:.3f}")
 save_figure(figures.accuracy_bars(summary), out / "accuracy_by_agent.png")
@@ -91,7 +97,7 @@ print(table)
 # ## Targets of the design, checked on this run
 
 # %%
-acc = {name: a["accuracy"] for name, a in summary["accuracy"].items()}
+acc = dict(summary["accuracy"])
 recent = {name: a["adaptability"]["recent_accuracy"] for name, a in summary["agents"].items()}
 targets = {
     "mags_over_bare_ratio": acc["mags"] / max(acc["bare"], 1e-9)
@@ -109,6 +115,24 @@ write_json(out / "manifest.json", manifest(cfg.resolved(), seconds=result.second
 targets
 
 # %% [markdown]
+# ## Does the trained answer model use memory better? (oracle - bare, per decision LLM)
+# The same games, with the decision LLM and prompt format changed: the base model and the answer
+# model trained in notebook 02 (exported by 04; it answers `<answer>item</answer>`), each as a
+# completion and as a chat. The base model in completion format is the main run above.
+
+# %%
+answer_gguf = find_gguf("answer-grpo") if ANSWER_MODEL == "auto" else ANSWER_MODEL
+if answer_gguf is None:
+    print("no trained answer model (models/gguf/answer-grpo-*.gguf): run notebooks 02 and 04; "
+          "comparing the base model's prompt formats only")
+settings = answer_model_settings(answer_gguf, base=LLM_MODEL)
+study = answer_model_study(cfg, settings, agents=tuple(ANSWER_AGENTS),
+                           reuse={"base-completion": result})
+write_json(out / "answer_model.json", study.to_dict())
+display(pd.DataFrame(study.gaps))
+display(pd.DataFrame(study.table).pivot(index="agent", columns="setting", values="accuracy"))
+
+# %% [markdown]
 # ## One decision, explained: what MAGS recalled and where it came from
 
 # %%
@@ -119,5 +143,7 @@ print(explain_file.read_text().splitlines()[-1][:1500] if explain_file and expla
 
 # %%
 assert summary["n_games"] == len(cfg.resolved().seeds) * len(AGENTS), summary["n_games"]
-assert all(0.0 <= a["accuracy"] <= 1.0 for a in summary["accuracy"].values())
+assert all(0.0 <= a <= 1.0 for a in summary["accuracy"].values())
 assert (out / "metrics.json").exists() and (out / "accuracy_over_time.png").exists()
+assert len(study.gaps) == len(settings) and all(g["oracle_minus_bare"] is not None
+                                                for g in study.gaps), study.gaps
