@@ -3,7 +3,8 @@
 Each `notebooks/NN_name.ipynb` runs with the parameter `SMOKE` injected and its executed copy is
 written to `results/NN_name/NN_name.ipynb`; the notebook itself writes its own metrics and
 figures there. A failing notebook stops the chain with the notebook's name and cell, and the
-results of the notebooks that finished stay on disk. `make reproduce` calls this.
+results of the notebooks that finished stay on disk. `make reproduce` calls this. `results/pipeline.json` keeps each notebook's latest run (seconds, ok,
+SMOKE or not, when).
 """
 
 from __future__ import annotations
@@ -27,6 +28,23 @@ def notebooks(directory: Path = NOTEBOOKS_DIR, only: list[str] | None = None) ->
     return found
 
 
+def _record(runs: list[dict], smoke: bool) -> None:
+    """Merge these runs into results/pipeline.json (one entry per notebook, the latest run), so
+    that running notebooks one at a time (`--only`) still leaves the whole chain's record."""
+    import json
+    from datetime import datetime, timezone
+
+    path = RESULTS_DIR / "pipeline.json"
+    try:
+        kept = {r["notebook"]: r for r in json.loads(path.read_text()).get("runs", [])}
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+        kept = {}
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    for r in runs:
+        kept[r["notebook"]] = {**r, "smoke": smoke, "finished": stamp}
+    write_json(path, {"runs": [kept[k] for k in sorted(kept)]})
+
+
 def run(smoke: bool, only: list[str] | None = None, kernel: str = "python3") -> list[dict]:
     import papermill as pm
 
@@ -42,14 +60,14 @@ def run(smoke: bool, only: list[str] | None = None, kernel: str = "python3") -> 
         except pm.PapermillExecutionError as exc:
             runs.append({"notebook": nb.name, "ok": False, "seconds": time.perf_counter() - t0,
                          "error": f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"})
-            write_json(RESULTS_DIR / "pipeline.json", {"smoke": smoke, "runs": runs})
+            _record(runs, smoke)
             raise SystemExit(
                 f"[pipeline] {nb.name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
                 f"  the executed copy with the traceback is {out_dir / nb.name}; results of the "
                 "notebooks before it are kept") from None
         runs.append({"notebook": nb.name, "ok": True, "seconds": round(time.perf_counter() - t0, 1)})
         print(f"[pipeline] {nb.name} done in {runs[-1]['seconds']} s", flush=True)
-    write_json(RESULTS_DIR / "pipeline.json", {"smoke": smoke, "runs": runs})
+    _record(runs, smoke)
     return runs
 
 
