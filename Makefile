@@ -12,7 +12,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 # A native llama.cpp build segfaulted in batched decoding on these CPUs; the portable build is correct.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: help setup test test-fast reproduce smoke lab lint bench demo clean
+.PHONY: help setup test test-fast reproduce smoke summary lab lint bench demo clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
@@ -43,8 +43,11 @@ smoke: ## reproduce with SMOKE=True (minutes)
 demo: setup ## Chat with the embedded model and emit a grammar-constrained recall action
 	$(PY) -m mags_lib.llm --demo
 
-bench: setup ## Memory benchmark (JSON on stdout)
-	$(PY) -m mags_lib.bench memory
+bench: setup ## Memory benchmark (JSON on stdout and in results/bench/memory.json)
+	$(PY) -m mags_lib.bench memory --out results/bench/memory.json
+
+summary: setup ## Headline tables of the last run (results/SUMMARY.md), as quoted in the README
+	$(PY) -m mags_lib.summary
 
 lab: setup ## Open JupyterLab on notebooks/
 	$(VENV)/bin/jupyter lab notebooks/

@@ -1,0 +1,203 @@
+"""`python -m mags_lib.summary`: the headline tables of the last run, as Markdown.
+
+Reads what the notebooks and the benchmark wrote (`results/pipeline.json`,
+`results/NN_name/metrics.json`, `results/06_evaluate_game/{targets,answer_model}.json`,
+`results/bench/memory.json`) and prints the tables the README quotes; `--out PATH` also writes
+them (default `results/SUMMARY.md`). A missing result is reported as missing, with the command
+that makes it; nothing here computes a number of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mags_lib.paths import RESULTS_DIR
+
+
+def _load(path: Path) -> Any | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _f(x: Any, digits: int = 3, signed: bool = False) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, (int, float)):
+        return f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+    return str(x)
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def _missing(what: str, how: str) -> str:
+    return f"_{what}: not found; run `{how}`._"
+
+
+def pipeline_section(root: Path) -> str:
+    data = _load(root / "pipeline.json")
+    if not data:
+        return _missing("results/pipeline.json", "make reproduce")
+    rows = [[r["notebook"], "SMOKE" if r.get("smoke", data.get("smoke")) else "full",
+             "ok" if r.get("ok") else f"failed: {r.get('error', '')}", _f(r.get("seconds"), 0),
+             r.get("finished", "–")] for r in data.get("runs", [])]
+    return _table(["notebook", "mode", "status", "seconds", "finished (UTC)"], rows)
+
+
+def synth_section(root: Path) -> str:
+    m = _load(root / "01_synthesize_dataset" / "metrics.json")
+    if not m:
+        return _missing("notebook 01 results", "python -m mags_lib.pipeline --only 01")
+    rows = [[task, c.get("train"), c.get("val"), c.get("test")]
+            for task, c in m.get("counts", {}).items()]
+    return _table(["task", "train", "val", "test"], rows)
+
+
+def training_section(root: Path) -> str:
+    parts = []
+    for nb, roles in (("02_train_ask_model", ("ask", "answer")), ("03_train_write_model", ("write",))):
+        m = _load(root / nb / "metrics.json")
+        if not m:
+            parts.append(_missing(f"notebook {nb[:2]} results",
+                                  f"python -m mags_lib.pipeline --only {nb[:2]}"))
+            continue
+        rows = []
+        for role in roles:
+            r = m.get(role) or {}
+            for stage in ("base", "sft", "grpo"):
+                s = r.get("stages", {}).get(stage)
+                if not s:
+                    continue
+                g = s.get(role, {})
+                rows.append([role, stage, g.get("n"), _f(g.get("adherence")),
+                             f"{g.get('accuracy_name', 'accuracy')} {_f(g.get('accuracy'))}",
+                             _f(s.get("train_s"), 0), _f(s.get("wall_s"), 0),
+                             _f(s.get("peak_rss_mb"), 0)])
+            test = (r.get("test") or {}).get(role)
+            if test:
+                rows.append([role, "grpo, test split", test.get("n"), _f(test.get("adherence")),
+                             _f(test.get("accuracy")), "", "", ""])
+        smoke = " (SMOKE run)" if m.get("smoke") else ""
+        parts.append(f"{nb}{smoke}\n\n" + _table(
+            ["role", "stage", "n judged", "adherence (no grammar)", "accuracy", "train s",
+             "stage wall s", "peak RSS MB"], rows))
+    return "\n\n".join(parts)
+
+
+def export_section(root: Path) -> str:
+    m = _load(root / "04_export_gguf" / "metrics.json")
+    if not m:
+        return _missing("notebook 04 results", "python -m mags_lib.pipeline --only 04")
+    rows = [[name, q, _f(s.get("size_mb"), 1), _f(s.get("tokens_per_s"), 1),
+             _f(s.get("first_token_agreement")), _f(s.get("exact_match")),
+             _f(s.get("prefix_agreement"))]
+            for name, r in m.get("models", {}).items()
+            for q, s in r.get("verify", {}).get("quants", {}).items()]
+    return _table(["model", "type", "MB", "tokens/s", "first token = torch", "exact = torch",
+                   "prefix agreement"], rows)
+
+
+def dynamics_section(root: Path) -> str:
+    m = _load(root / "05_graph_dynamics" / "metrics.json")
+    if not m:
+        return _missing("notebook 05 results", "python -m mags_lib.pipeline --only 05")
+    rows = [[v, _f(s.get("accuracy")), _f(s.get("accuracy_std")), _f(s.get("recall_hit_rate")),
+             _f(s.get("stale_recall_rate")), _f(s.get("final_nodes"), 0),
+             _f(s.get("final_edges"), 0), _f(s.get("mean_churn"), 2)]
+            for v, s in m.get("summary", {}).items()]
+    return _table(["variant", "accuracy", "± seeds", "recall hit", "stale recall", "nodes",
+                   "edges", "churn/turn"], rows)
+
+
+def evaluation_section(root: Path) -> str:
+    out = root / "06_evaluate_game"
+    m = _load(out / "metrics.json")
+    if not m:
+        return _missing("notebook 06 results", "python -m mags_lib.pipeline --only 06")
+    lines = [f"oracle - bare = {_f(m.get('oracle_vs_bare_gap'), signed=True)}; evaluation valid: "
+             f"{_f(m.get('evaluation_valid'))}", ""]
+    rows = []
+    for name, a in m.get("agents", {}).items():
+        seeds = a.get("seeds", {})
+        eff = a.get("efficiency", {})
+        adapt = a.get("adaptability", {})
+        rows.append([name, _f(a.get("accuracy")),
+                     f"{_f(a.get('ci_low'))}–{_f(a.get('ci_high'))}",
+                     f"{_f(seeds.get('mean'))} ± {_f(seeds.get('std'))}",
+                     _f(adapt.get("recent_accuracy")), _f(a.get("recall_accuracy")),
+                     _f(a.get("stale_recall_rate")), _f(eff.get("tokens_per_decision"), 0),
+                     _f(eff.get("seconds_per_decision"), 2)])
+    lines.append(_table(["agent", "accuracy", "95% CI", "per seed", "after a change",
+                         "recall", "stale recall", "tokens", "s/decision"], rows))
+    targets = _load(out / "targets.json")
+    if targets:
+        lines += ["", _table(["target", "value"], [[k, _f(v)] for k, v in targets.items()])]
+    study = _load(out / "answer_model.json")
+    if study:
+        by = {}
+        for r in study.get("table", []):
+            by.setdefault(r["setting"], {})[r["agent"]] = r["accuracy"]
+        agents = sorted({r["agent"] for r in study.get("table", [])})
+        rows = [[g["setting"], *[_f(by.get(g["setting"], {}).get(a)) for a in agents],
+                 _f(g.get("oracle_minus_bare"), signed=True), _f(g.get("valid"))]
+                for g in study.get("gaps", [])]
+        lines += ["", "Decision LLM and prompt format (answer-model study):", "",
+                  _table(["setting", *agents, "oracle - bare", "valid"], rows)]
+    return "\n".join(lines)
+
+
+def bench_section(root: Path) -> str:
+    m = _load(root / "bench" / "memory.json")
+    if not m:
+        return _missing("results/bench/memory.json",
+                        "python -m mags_lib.bench memory --out results/bench/memory.json")
+    rows = [[r["size"], _f(r.get("engram_per_s"), 0), _f(r["recall"]["p50_ms"], 1),
+             _f(r["recall"]["p95_ms"], 1), _f(r.get("peak_rss_mb"), 0),
+             _f(r.get("recall_answer_hit_rate")), _f(r.get("vector_index_approximate"))]
+            for r in m.get("results", [])]
+    text = _table(["nodes", "engram/s", "recall p50 ms", "recall p95 ms", "peak RSS MB",
+                   "answer in top k", "HNSW"], rows)
+    met = m.get("targets_met") or m.get("meets_targets")
+    if met:
+        text += "\n\nTargets at the largest size: " + ", ".join(
+            f"{k} {'met' if v else 'MISSED'}" for k, v in met.items())
+    return text
+
+
+SECTIONS = (("Pipeline runs", pipeline_section), ("Dataset (01)", synth_section),
+            ("Training (02, 03)", training_section), ("GGUF export (04)", export_section),
+            ("Graph dynamics (05)", dynamics_section), ("Game evaluation (06)", evaluation_section),
+            ("Memory benchmark", bench_section))
+
+
+def render(root: Path = RESULTS_DIR) -> str:
+    return "\n\n".join(f"## {title}\n\n{fn(root)}" for title, fn in SECTIONS) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m mags_lib.summary", description=__doc__)
+    ap.add_argument("--results", default=str(RESULTS_DIR), help="the results folder to read")
+    ap.add_argument("--out", default=None, help="also write here (default results/SUMMARY.md)")
+    args = ap.parse_args(argv)
+    root = Path(args.results)
+    text = render(root)
+    sys.stdout.write(text)
+    out = Path(args.out) if args.out else root / "SUMMARY.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
