@@ -7,6 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 SMOKE  ?= False
+,      := ,
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 # A native llama.cpp build segfaulted in batched decoding on these CPUs; the portable build is correct.
@@ -34,8 +35,10 @@ test: setup ## Run the test suite (CPU, offline, embedded models)
 test-fast: setup ## Run the tests that need no real model
 	$(PY) -m pytest -q -m "not slow"
 
-reproduce: setup ## Run every notebook headlessly (papermill); results go to results/NN_name/
+reproduce: setup ## Run every notebook headlessly (papermill), the memory benchmark, the summary
 	$(PY) -m mags_lib.pipeline --smoke $(SMOKE)
+	$(PY) -m mags_lib.bench memory --sizes $(if $(filter True true 1,$(SMOKE)),1000,1000$(,)10000$(,)100000) --out results/bench/memory.json >/dev/null
+	$(PY) -m mags_lib.summary
 
 smoke: ## reproduce with SMOKE=True (minutes)
 	$(MAKE) reproduce SMOKE=True
