@@ -8,7 +8,7 @@
 Every string a grammar admits parses with `parse_actions(text, kind).complete == True`. The
 grammars admit printable ASCII only, so a token covers at least one character and
 `max_tokens=MAX_CHARS[kind]` guarantees that generation closes its block. The limits
-(1-3 lines, texts of 1-64 characters, connect / link sides of 1-32) are documented at the top
+(recall 1-3 lines, engram 0-3, texts of 1-64 characters, sides of 1-32) are documented at the top
 of `grammars/recall.gbnf` and `grammars/engram.gbnf`.
 """
 
