@@ -78,3 +78,21 @@ def test_max_steps_ends_the_episode(coin_game):
     assert not first.done and first.reward == 0.0 and first.info["command"] == "look"
     assert env.step("inventory").done
     env.close()
+
+
+@pytest.mark.parametrize("name", ["bare", "oracle", "mags", "static_rag", "full_context"])
+def test_every_agent_plays_a_textworld_game_through_the_same_interface(coin_game, name):
+    from mags_lib.agents import make_agent
+    from mags_lib.agents.fake import RuleReaderLLM
+    from mags_lib.agents.prompt import answer_stem
+    from mags_lib.embed import HashingEmbedder
+    from mags_lib.evaluation import run_game
+
+    cfg, _ = coin_game
+    env = TextWorldEnv(cfg)
+    agent = make_agent(name, RuleReaderLLM(), embedder=HashingEmbedder(), env=env)
+    game = run_game(agent, env, cfg.seed, name=name)
+    assert game.decisions and game.n_turns <= cfg.max_steps
+    for d in game.decisions:
+        assert d["chosen"] in d["options"]  # a legal command every turn
+    assert answer_stem("-= Kitchen =- You are in a kitchen.") == "Answer:"

@@ -94,11 +94,11 @@ def _gbnf_escape(text: str) -> str:
 
 def answer_stem(question: str) -> str:
     """The line the completion continues: the question in the rule template's words,
-    "Answer: On <condition> turns, the <creature> eats only the" ("Answer: It eats the" for a
-    question of another shape)."""
+    "Answer: On <condition> turns, the <creature> eats only the"; a plain "Answer:" for an
+    observation of another shape (a TextWorld room, whose legal actions are commands)."""
     m = _QUESTION.search(question)
     if m is None:
-        return "Answer: It eats the"
+        return "Answer:"
     return f"Answer: On {m['condition']} turns, the {m['creature']} eats only the"
 
 

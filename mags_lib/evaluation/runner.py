@@ -81,8 +81,12 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
                 decision = agent.act(obs)
         result = env.step(decision.action if decision else None)
         if decision is not None:
-            chosen = result.info.get("chosen")
-            correct = result.reward >= 1.0
+            if "chosen" in result.info:  # the senseless game: reward 1 for the rule's item
+                chosen, correct = result.info["chosen"], result.reward >= 1.0
+            else:  # another environment (TextWorld): right = the ground truth's action
+                chosen = decision.action
+                gold = getattr(truth, "correct_action", None)
+                correct = gold is not None and chosen == gold
             rec = decision_record(truth, decision, chosen, correct, obs.legal_actions,
                                   agent.memory_size())
             decisions.append(rec)
@@ -91,7 +95,7 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
                             "correct_action": rec["correct_action"],
                             "recalled": decision.recalled})
         if on_turn is not None:
-            on_turn(agent, truth, decision, (result.reward >= 1.0) if decision else None)
+            on_turn(agent, truth, decision, correct if decision else None)
         reward = result.reward if obs.legal_actions else None
         info = result.info
         obs, done = result.observation, result.done
