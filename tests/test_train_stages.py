@@ -218,17 +218,19 @@ def test_only_the_main_process_writes_manifests(tmp_path, monkeypatch):
 
 
 def test_peak_memory_sees_an_allocation():
+    import mmap
     import time
 
-    import numpy as np
-
-    with common.peak_memory(interval_s=0.01) as before:
-        pass
+    size = 64 * 2**20
+    start = common._rss_mb()
     with common.peak_memory(interval_s=0.01) as mem:
-        block = np.ones(40 * 2**20 // 8)  # 40 MiB, freed before the block ends
+        # fresh anonymous pages (numpy could reuse memory freed by earlier tests, which is
+        # already resident, and then RSS would not move)
+        block = mmap.mmap(-1, size)
+        block.write(b"\x01" * size)  # touch every page
         time.sleep(0.1)  # a few samples while it is held
-        del block
-    assert mem["rss_mb"] >= before["rss_mb"] + 30 and mem["cuda_mb"] is None
+        block.close()
+    assert mem["rss_mb"] >= start + 48 and mem["cuda_mb"] is None
 
 
 # ----- end to end ----------------------------------------------------------------------------
