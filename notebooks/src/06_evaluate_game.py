@@ -41,7 +41,7 @@ from mags_lib.seed import seed_everything
 seed_everything(0)
 cfg = EvalConfig(agents=AGENTS, seeds=SEEDS, game=GameConfig(episode_length=EPISODE_LENGTH),
                  llm=LLMConfig(model=LLM_MODEL, n_ctx=1024), embedder=EMBEDDER, k=K,
-                 smoke=SMOKE, resume=RESUME)
+                 smoke=SMOKE, smoke_seeds=1, resume=RESUME)
 out = results_dir(cfg.output)
 cfg.resolved()
 
