@@ -15,6 +15,7 @@ SEED_DATA_DIR = DATA_DIR / "seed"
 SYNTH_DATA_DIR = DATA_DIR / "synth"
 MODELS_DIR = PROJ_ROOT / "models"
 BASE_MODELS_DIR = MODELS_DIR / "base"
+GGUF_DIR = MODELS_DIR / "gguf"  # exported GGUF files (notebook 04)
 RESULTS_DIR = PROJ_ROOT / "results"
 NOTEBOOKS_DIR = PROJ_ROOT / "notebooks"
 CACHE_DIR = Path(os.environ.get("MAGS_CACHE_DIR", PROJ_ROOT / ".cache"))

@@ -87,13 +87,18 @@ def test_run_wide_fields_reach_both_stages_and_with_steps_overrides_steps():
     assert cfg.with_steps().sft.max_steps == 5  # None keeps the stage's own
 
 
-def test_default_full_run_fits_45_minutes_and_smoke_fits_3():
+def test_estimates_grow_with_steps_and_smoke_shrinks_them():
+    # The full run's time is measured (README, manifests), not asserted from an estimate: the
+    # estimate undershot the measured run. What is checked: SMOKE sizes are far smaller, and
+    # the estimate follows the step counts it is given.
     full = sum(sum(estimate_seconds(RoleTrainConfig(role=r)).values())
                for r in ("ask", "write", "answer"))
     smoke = sum(sum(estimate_seconds(RoleTrainConfig(role=r, smoke=True)).values())
                 for r in ("ask", "write", "answer"))
-    assert full <= 45 * 60, f"default ask + write + answer estimated at {full / 60:.0f} min"
-    assert smoke <= 3 * 60 - 30, f"SMOKE estimated at {smoke:.0f} s (plus kernel start-up)"
+    assert smoke <= 3 * 60 - 30 and smoke < full / 10, (smoke, full)
+    ask = RoleTrainConfig(role="ask")
+    more = sum(estimate_seconds(ask.with_steps(80, 50)).values())
+    assert more > sum(estimate_seconds(ask).values())
     small = RoleTrainConfig(role="mixed", smoke=True)
     sft, grpo = small.stages()
     assert sft.max_steps <= 3 and grpo.max_steps <= 2 and sft.eval_max_tokens <= 16

@@ -142,7 +142,8 @@ def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], 
                            max_tokens=max_tokens, temperature=0.0, seed=seed)
     prompt = render_prompt(lines, question, prompt_format)
     tokens = int(out.usage.get("prompt_tokens") or count_tokens(llm, prompt))
-    return Choice(action=match_action(strip_answer_tags(out.text).strip(), options), text=out.text, prompt=prompt,
+    action = match_action(strip_answer_tags(out.text).strip(), options)
+    return Choice(action=action, text=out.text, prompt=prompt,
                   prompt_tokens=tokens, llm_seconds=float(out.seconds),
                   cached=bool(getattr(out, "cached", False)))
 

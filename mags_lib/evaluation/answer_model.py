@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mags_lib.errors import MagsError
-from mags_lib.evaluation.config import EvalConfig
+from mags_lib.evaluation.config import ALL_AGENTS, EvalConfig
 
 QUANT_PREFERENCE: tuple[str, ...] = ("q8_0", "f16", "f32", "q4_k_m")
 """Which exported file stands for a model: q8_0 first (notebook 04: about half the size of f16,
@@ -62,7 +62,7 @@ def find_gguf(name: str, directory: str | Path | None = None,
               preference: tuple[str, ...] = QUANT_PREFERENCE) -> Path | None:
     """`<directory>/<name>-<type>.gguf` for the first type of `preference` that exists (notebook
     04 writes models/gguf/answer-grpo-q8_0.gguf and so on); None when there is none."""
-    from mags_lib.export.config import GGUF_DIR
+    from mags_lib.paths import GGUF_DIR
 
     root = Path(directory) if directory else GGUF_DIR
     for quant in preference:
@@ -102,9 +102,7 @@ def answer_model_study(cfg: EvalConfig, settings: list[AnswerSetting], *,
     from mags_lib.evaluation.runner import run_eval
     from mags_lib.paths import results_dir
 
-    unknown = sorted(set(agents) - {"bare", "oracle", "mags", "static_rag", "full_context",
-                                    "mags_no_hebbian", "mags_no_decay", "mags_flat",
-                                    "mags_no_contradiction"})
+    unknown = sorted(set(agents) - set(ALL_AGENTS))
     if unknown:
         raise MagsError(f"unknown agents {unknown} for the answer-model study",
                         "use agent names of EvalConfig.agents")

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from mags_lib.errors import MagsError
-from mags_lib.paths import MODELS_DIR, SYNTH_DATA_DIR
+from mags_lib.paths import GGUF_DIR, SYNTH_DATA_DIR
 
 QUANT_TYPES: dict[str, str] = {
     "f32": "LLAMA_FTYPE_ALL_F32",
@@ -29,7 +29,6 @@ QUANT_TYPES: dict[str, str] = {
 FLOAT_TYPES = ("f32", "f16")
 """Types the exporter writes itself; every other type is quantised from one of these."""
 
-GGUF_DIR = MODELS_DIR / "gguf"
 
 
 @dataclass

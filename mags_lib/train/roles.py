@@ -160,8 +160,10 @@ CPU_COSTS: dict[str, float] = {
 """Seconds on the 2-core CPU this project is sized for, torch on both cores (measured on an
 idle machine: 1 thread is ~1.6x slower; a second busy process on the same cores makes 2 threads
 thrash, up to 10x slower, so set torch_threads=1 on a shared machine). Used by
-`estimate_seconds` to size the defaults; real runs are faster, since generation stops at EOS
-and these are per-token upper bounds."""
+`estimate_seconds` to size the defaults. They are not upper bounds in practice: the full run
+of 2026-11-23 took longer than estimated (ask GRPO ~24 s a step, not 17.8; answer role 11.4
+min, estimated 7; notebooks 02 + 03 about 53 min of clean time against an estimated < 45), so
+read an estimate as a lower bound and the run's own manifest for the real time."""
 
 
 def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None) -> dict:
