@@ -163,6 +163,25 @@ def test_determinism_same_operations_same_results():
         np.testing.assert_array_equal(a_s, b_s)
 
 
+@pytest.mark.parametrize("offset", [0, 10**9])  # small ids: dense id map; huge ids: the dict
+def test_hnsw_batched_search_equals_one_by_one(offset):
+    rng = np.random.default_rng(8)
+    data = clustered(rng, 900, 32)
+    index = VectorIndex(32, exact_below=300)
+    index.add(np.arange(900) + offset, data)
+    index.remove(np.arange(0, 900, 5) + offset)  # holes: moved slots must still map right
+    index.add([offset + 3], data[7])  # and a replaced vector
+    assert index.approximate
+    queries = clustered(np.random.default_rng(9), 40, 32)
+    for k in (1, 10, 40):
+        batched = index.search_many(queries, k)
+        for q, (ids, scores) in zip(queries, batched, strict=True):
+            one_ids, one_scores = index.search(q, k)
+            np.testing.assert_array_equal(ids, one_ids)
+            np.testing.assert_array_equal(scores, one_scores)
+            assert not np.any((ids - offset) % 5 == 0)
+
+
 # --- BM25Index ---
 def test_bm25_rare_term_ranks_first():
     bm25 = BM25Index()

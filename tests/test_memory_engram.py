@@ -163,6 +163,24 @@ def test_observe_many_equals_observing_one_by_one():
         assert data["weight"] == pytest.approx(other[pair]["weight"], abs=1e-5)
 
 
+def test_observe_many_ranks_new_rows_beyond_merged_ones_like_one_by_one():
+    # k = 1 nearest neighbour and a chunk where the 20 rows nearest to the last one all merged
+    # into an older node: the new row it must link to lies beyond its window of k + 16 rows.
+    config = {"attention_top_m": 1, "write_overquery": 0, "write_chunk": 64}
+    episode = "turn 9: the purple glarb ate carrots on a rainy turn"
+    items = ([{"text": "turn 1: a purple glarb was seen near the stones"}]
+             + [{"text": episode}] * 20 + [{"text": "turn 10: the purple glarb ate carrots"}])
+    one, many = make_memory(**config), make_memory(**config)
+    for mem in (one, many):
+        mem.observe(episode)  # the older node the 20 copies merge into
+    for item in items:
+        one.observe(item["text"])
+    many.observe_many(items)
+    assert many.graph.number_of_nodes() == 3
+    assert list(one.graph.nodes(data=True)) == list(many.graph.nodes(data=True))
+    assert sorted(map(sorted, one.graph.edges())) == sorted(map(sorted, many.graph.edges()))
+
+
 def test_observe_many_with_precomputed_embeddings_skips_the_embedder():
     class Refuses:
         dim = 8

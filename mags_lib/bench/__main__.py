@@ -1,7 +1,7 @@
 """Command line of the benchmarks; prints one JSON object on stdout.
 
     python -m mags_lib.bench memory [--sizes 1000,10000,100000] [--queries 200] [--seed 0]
-                                    [--exact-below N] [--out PATH]
+                                    [--exact-below N] [--set KEY=VALUE ...] [--out PATH]
     python -m mags_lib.bench index  [--sizes ...] [--queries ...] [--seed ...] [--out PATH]
 """
 
@@ -19,6 +19,23 @@ def _sizes(text: str) -> list[int]:
     return sizes
 
 
+def _setting(text: str) -> tuple[str, object]:
+    from mags_lib.memory import MemoryConfig
+
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError:
+        parsed = value
+    try:
+        MemoryConfig.from_dict({key: parsed})
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return key, parsed
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mags_lib.bench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -34,6 +51,9 @@ def _parser() -> argparse.ArgumentParser:
         if name == "memory":
             p.add_argument("--exact-below", type=int, default=None, metavar="N",
                            help="override MemoryConfig.exact_below (exact vector search below N)")
+            p.add_argument("--set", type=_setting, action="append", default=[],
+                           metavar="KEY=VALUE", help="a MemoryConfig override, e.g. "
+                           "--set hnsw_expansion_add=32 (VALUE is JSON); repeatable")
             p.add_argument("--single", type=int, default=None, metavar="N",
                            help="measure one size in this process (used by the subprocesses)")
     return parser
@@ -45,7 +65,7 @@ def main(argv: list[str] | None = None) -> dict:
         from mags_lib.bench.memory_bench import MemoryBenchConfig, bench_memory, run_size
 
         cfg = MemoryBenchConfig(sizes=args.sizes, queries=args.queries, seed=args.seed,
-                                exact_below=args.exact_below)
+                                exact_below=args.exact_below, memory_config=dict(args.set))
         result = run_size(args.single, cfg) if args.single else bench_memory(cfg)
     else:
         from mags_lib.bench.index_bench import IndexBenchConfig, bench_index

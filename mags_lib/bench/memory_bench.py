@@ -40,6 +40,8 @@ class MemoryBenchConfig:
     warmup: int = field(default=5, metadata={"help": "untimed recalls before the timed ones"})
     exact_below: int | None = field(default=None, metadata={
         "help": "MemoryConfig.exact_below (vector index exact below this size); None = default"})
+    memory_config: dict = field(default_factory=dict, metadata={
+        "help": "other MemoryConfig overrides, e.g. {'hnsw_expansion_add': 32}"})
 
 
 BLAS_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -65,8 +67,10 @@ def run_size(n: int, cfg: MemoryBenchConfig) -> dict:
              for j, fact in enumerate(corpus.facts)]
     rss_before = peak_rss_mb()
 
-    overrides = {} if cfg.exact_below is None else {"exact_below": cfg.exact_below}
-    memory = LiquidMemory(config=MemoryConfig(seed=cfg.seed, **overrides), embedder=embedder)
+    overrides = {"seed": cfg.seed, **cfg.memory_config}
+    if cfg.exact_below is not None:
+        overrides["exact_below"] = cfg.exact_below
+    memory = LiquidMemory(config=MemoryConfig.from_dict(overrides), embedder=embedder)
     node_of: list[int] = []
     write_s, batch_rates, step_ms = 0.0, [], []
     for start in range(0, n, cfg.batch):
@@ -121,7 +125,9 @@ def _current(memory, node_id: int) -> int | None:
 def _single_cmd(n: int, cfg: MemoryBenchConfig) -> list[str]:
     cmd = [sys.executable, "-m", "mags_lib.bench", "memory", "--single", str(n),
            "--queries", str(cfg.queries), "--seed", str(cfg.seed)]
-    return cmd if cfg.exact_below is None else cmd + ["--exact-below", str(cfg.exact_below)]
+    if cfg.exact_below is not None:
+        cmd += ["--exact-below", str(cfg.exact_below)]
+    return cmd + [f"--set={key}={json.dumps(value)}" for key, value in cfg.memory_config.items()]
 
 
 def meets_targets(result: dict) -> dict[str, bool]:

@@ -169,11 +169,28 @@ class MemoryConfig:
     exact_below: int = field(default=20_000, metadata={
         "help": "vector index is exact (brute force) below this many nodes, HNSW above"})
     seed: int = field(default=0, metadata={"help": "seed of the approximate vector index"})
+    hnsw_connectivity: int = field(default=20, metadata={
+        "help": "HNSW graph degree: higher = better candidate recall, bigger and slower writes"})
+    hnsw_expansion_add: int = field(default=24, metadata={
+        "help": "HNSW beam width while inserting: the main cost of a write above exact_below"})
+    hnsw_expansion_search: int = field(default=256, metadata={
+        "help": "HNSW beam width while searching (candidates are rescored exactly)"})
+    hnsw_expansion_write: int = field(default=32, metadata={
+        "help": "HNSW beam width of a write's neighbour search (merge, contradiction, edges)"})
     max_snapshots: int = field(default=8, metadata={
         "help": "in-memory snapshots kept; the oldest is dropped beyond this"})
 
     def __post_init__(self) -> None:
         check_config(self)
+
+    def vector_index(self, dim: int):
+        """A new, empty `VectorIndex` of dimension `dim` with this config's index settings."""
+        from mags_lib.memory.index import VectorIndex
+
+        return VectorIndex(dim, exact_below=self.exact_below, seed=self.seed,
+                           connectivity=self.hnsw_connectivity,
+                           expansion_add=self.hnsw_expansion_add,
+                           expansion_search=self.hnsw_expansion_search)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -202,7 +219,9 @@ _UNIT = ("merge_threshold", "min_edge_weight", "temporal_weight", "link_weight",
 _POSITIVE_INT = ("attention_top_m", "max_sources", "write_chunk", "contradiction_candidates",
                  "recall_overquery", "min_candidates", "n_anchors", "max_visited",
                  "connect_max_visited", "maintenance_every", "max_nodes", "working_capacity",
-                 "working_ttl", "use_saturation", "metrics_window", "max_snapshots", "max_degree")
+                 "working_ttl", "use_saturation", "metrics_window", "max_snapshots", "max_degree",
+                 "hnsw_connectivity", "hnsw_expansion_add", "hnsw_expansion_search",
+                 "hnsw_expansion_write")
 _MAX_INT = 10**9
 
 

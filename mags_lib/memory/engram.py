@@ -107,12 +107,22 @@ def attention_weights(cosines: np.ndarray | list[float], temperature: float,
     >>> attention_weights([0.8, 0.7, 0.1], temperature=0.1, min_weight=0.05).round(3).tolist()
     [0.8, 0.294, 0.0]
     """
-    c = np.clip(np.asarray(cosines, dtype=np.float64), 0.0, 1.0)
-    if c.size == 0:
-        return c
-    best = float(c.max())
-    w = best * np.exp((c - best) / temperature)
-    return np.where(w >= min_weight, np.minimum(w, 1.0), 0.0)
+    return np.asarray(_attention_list([float(c) for c in cosines], temperature, min_weight),
+                      dtype=np.float64)
+
+
+def _attention_list(cosines: list[float], temperature: float, min_weight: float) -> list[float]:
+    """`attention_weights` on a short list in plain Python (a write calls it once per new node,
+    where numpy's per-call overhead on 5 numbers cost more than the arithmetic)."""
+    c = [min(1.0, max(0.0, x)) for x in cosines]
+    if not c:
+        return []
+    best = max(c)
+    out = []
+    for x in c:
+        w = best * math.exp((x - best) / temperature)
+        out.append(min(w, 1.0) if w >= min_weight else 0.0)
+    return out
 
 
 def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = None,
@@ -130,16 +140,16 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
     outcomes: list[WriteOutcome] = []
     for start in range(0, len(batch), cfg.write_chunk):
         chunk = vectors[start:start + cfg.write_chunk]
-        found = mem._search_many(chunk, k)
+        found = mem._search_many(chunk, k, expansion=cfg.hnsw_expansion_write)
         sims = np.round((chunk @ chunk.T).astype(np.float64), 6).astype(np.float32)  # as index
+        earlier = _EarlierRows(sims, k)
         new_rows: list[int] = []
         new_ids: list[int] = []
+        node_of_row: dict[int, int] = {}
         for row, item in enumerate(batch[start:start + cfg.write_chunk]):
             cands = found[row]
             if new_rows:
-                s = sims[row, new_rows]
-                top = np.argsort(-s, kind="stable")[:k]
-                cands = cands + [(new_ids[j], float(s[j])) for j in top.tolist()]
+                cands = cands + earlier.nearest_new(row, node_of_row, new_rows, new_ids)
             cands = sorted(cands, key=lambda pair: (-pair[1], pair[0]))[:k]
             outcome = write_one(mem, item, cands, mode)
             outcomes.append(outcome)
@@ -147,17 +157,51 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
             if outcome.kind != "merged":
                 new_rows.append(row)
                 new_ids.append(outcome.node_id)
+                node_of_row[row] = outcome.node_id
         if new_ids:
             assert mem.index is not None
             mem.index.add(np.asarray(new_ids, dtype=np.int64), chunk[new_rows])
     return outcomes
 
 
+class _EarlierRows:
+    """The nearest earlier rows of a chunk, for each row, among those that became new nodes.
+
+    One argsort per chunk ranks every row's earlier rows by (cosine desc, row asc), which is
+    the order the index ranks by; a row then walks its ranking past the rows that merged
+    instead. When a row's window of `k + 16` runs out before k new rows, it sorts all of them."""
+
+    def __init__(self, sims: np.ndarray, k: int):
+        n = len(sims)
+        masked = np.where(np.tri(n, k=-1, dtype=bool), sims, -np.inf)
+        order = np.argsort(-masked, axis=1, kind="stable")[:, :min(n, k + 16)]
+        self.sims, self.k = sims, k
+        self.order = order.tolist()
+        self.scores = np.take_along_axis(masked, order, axis=1).tolist()
+
+    def nearest_new(self, row: int, node_of_row: dict[int, int], new_rows: list[int],
+                    new_ids: list[int]) -> list[tuple[int, float]]:
+        picks: list[tuple[int, float]] = []
+        for j, score in zip(self.order[row], self.scores[row], strict=True):
+            if score == -math.inf:  # every earlier row seen
+                return picks
+            node = node_of_row.get(j)
+            if node is not None:
+                picks.append((node, score))
+                if len(picks) == self.k:
+                    return picks
+        if len(picks) == len(new_rows):
+            return picks
+        s = self.sims[row, new_rows]  # the window ran out: rank all earlier new rows
+        top = np.argsort(-s, kind="stable")[:self.k]
+        return [(new_ids[j], float(s[j])) for j in top.tolist()]
+
+
 def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]],
               mode: Mode = "add") -> WriteOutcome:
     """Merge, supersede or add one item given its nearest nodes `cands` (id, cosine)."""
     cfg = mem.config
-    nodes = mem.graph.nodes
+    nodes = mem.graph._node  # networkx's node-attribute dict: a plain dict, no view per lookup
     valid = [(j, c) for j, c in cands if nodes[j]["valid_to"] is None]
     same = [(j, c) for j, c in valid if nodes[j]["block"] == item.block]
     confidence = cfg.default_confidence if item.confidence is None else item.confidence
@@ -180,11 +224,10 @@ def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]]
     for old in old_ids:
         supersede(mem, old, new, cosine.get(old, KEYED_SUPERSEDE_WEIGHT))
     neighbours = [(j, c) for j, c in valid if j not in old_ids][:cfg.attention_top_m]
-    weights = attention_weights([c for _, c in neighbours], cfg.attention_temperature,
-                                cfg.min_edge_weight)
-    for (j, _), w in zip(neighbours, weights.tolist(), strict=True):
-        if w > 0:
-            mem._connect(new, j, w, "similarity")
+    weights = _attention_list([c for _, c in neighbours], cfg.attention_temperature,
+                              cfg.min_edge_weight)
+    mem._connect_new(new, [(j, w) for (j, _), w in zip(neighbours, weights, strict=True)
+                           if w > 0], "similarity")
     if item.block == "episodic":
         link_episode(mem, new)
     return WriteOutcome(new, "superseded" if old_ids else "added", list(old_ids))

@@ -20,7 +20,19 @@ since the exact float32 copy lives here anyway. FAISS's HNSW index cannot remove
 FAISS is a much heavier dependency. usearch removal leaves tombstones in the graph, so the graph
 is rebuilt from the matrix once removals since the last build outnumber the live vectors.
 
-Recall: HNSW recall@10 is >= 0.95 on clustered data (tests/test_index.py), but only about 0.75 at
+Graph settings (`MemoryConfig.hnsw_*`): degree `connectivity` 20, insertion beam
+`expansion_add` 24, search beam `expansion_search` 256, and a narrower beam (32) for the
+memory's write-time neighbour search (`search_many(..., expansion=...)`). Inserting is the main
+cost of a write above `exact_below`, and a wide graph built with a narrow beam, searched with a
+wide one, was the best trade measured here (80k inserts into a 100k index of bag-of-words
+`HashingEmbedder` vectors, one thread, recall@10 of question queries after exact rescoring):
+degree 16 / beam 64 (usearch's defaults) inserted ~2,500-3,000 vectors/s with recall 0.71
+(search beam 128) or 0.74 (256); 24 / 24 ~3,500/s with 0.80 (256); 20 / 24 ~4,600-5,000/s with
+0.82 (256). On clustered 64-d data (tests/test_index.py) 20 / 24 searched with beam 256 reaches
+0.99. Write-time neighbours with beam 32 find ~0.91 of the exact top 10 (0.97 with beam 256) in
+a fifth of the search time.
+
+Recall: HNSW recall@10 is >= 0.95 on clustered data (tests/test_index.py), but only about 0.8 at
 100k on bag-of-words `HashingEmbedder` vectors, whose cosines are flat and tie a lot, and poor on
 isotropic random 384-d noise: raise `exact_below` where exact recall matters more than write
 throughput (`python -m mags_lib.bench index` measures both).
@@ -36,6 +48,7 @@ bag-of-words vectors) tie exactly whichever kernel computed them; ties break by 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -79,7 +92,7 @@ class VectorIndex:
     """
 
     def __init__(self, dim: int, exact_below: int = 20_000, seed: int = 0, *,
-                 connectivity: int = 16, expansion_add: int = 64, expansion_search: int = 128,
+                 connectivity: int = 20, expansion_add: int = 24, expansion_search: int = 256,
                  oversample: int = 2, hnsw_dtype: str = "i8"):
         if dim < 1:
             raise ValueError(f"dim must be >= 1, got {dim}")
@@ -87,7 +100,7 @@ class VectorIndex:
         self.exact_below = exact_below
         self.seed = seed
         self.connectivity = connectivity  # graph degree: more = better recall, bigger, slower add
-        self.expansion_add = expansion_add  # beam width while inserting
+        self.expansion_add = expansion_add  # beam width while inserting (see the module doc)
         self.expansion_search = expansion_search  # beam width while searching
         self.oversample = oversample  # graph candidates per result, rescored exactly
         # The graph keeps its own int8 copy of the vectors: on a 40k-fact corpus it inserted 1.9x
@@ -97,6 +110,9 @@ class VectorIndex:
         self._vecs = np.zeros((16, dim), np.float32)
         self._slot_ids = np.zeros(16, np.int64)
         self._slot_of: dict[int, int] = {}
+        # The same map as a dense array (id -> slot, -1 = absent) while ids are small enough, so
+        # that rescoring thousands of graph candidates at once needs no Python loop.
+        self._dense: np.ndarray | None = np.full(16, -1, np.int64)
         self._hnsw = None
         self._removed_since_build = 0
 
@@ -147,6 +163,7 @@ class VectorIndex:
         self._vecs[slots] = vectors
         self._slot_ids[slots] = ids
         self._slot_of.update(zip(ids[~old].tolist(), slots[~old].tolist(), strict=True))
+        self._set_dense(ids[~old], slots[~old])
         if self._hnsw is not None:
             if old.any():
                 self._hnsw.remove(ids[old].astype(np.uint64))
@@ -168,10 +185,35 @@ class VectorIndex:
                 self._vecs[slot] = self._vecs[last]
                 self._slot_ids[slot] = moved
                 self._slot_of[moved] = slot
+                if self._dense is not None:
+                    self._dense[moved] = slot
+            if self._dense is not None:
+                self._dense[int(id)] = -1
         if gone and self._hnsw is not None:
             self._hnsw.remove(np.asarray(gone, dtype=np.uint64))
             self._removed_since_build += len(gone)
         self._maybe_switch()
+
+    def _set_dense(self, ids: np.ndarray, slots: np.ndarray) -> None:
+        """Record new ids in the dense map; drop the map for good once ids get sparse (the
+        largest id above max(2**20, 8 x the vectors held)): lookups then go through the dict."""
+        if self._dense is None or len(ids) == 0:
+            return
+        top = int(ids.max()) + 1
+        if top > len(self._dense):
+            if top > max(1 << 20, 8 * len(self)):
+                self._dense = None
+                return
+            dense = np.full(max(top, 2 * len(self._dense)), -1, np.int64)
+            dense[: len(self._dense)] = self._dense
+            self._dense = dense
+        self._dense[ids] = slots
+
+    def _slots(self, ids: np.ndarray) -> np.ndarray:
+        """Slots of stored ids (int64 array in, int64 array out)."""
+        if self._dense is not None:
+            return self._dense[ids]
+        return np.fromiter((self._slot_of[i] for i in ids.tolist()), np.int64, len(ids))
 
     def _reserve(self, size: int) -> None:
         capacity = len(self._slot_ids)
@@ -219,8 +261,29 @@ class VectorIndex:
 
     def _rescore(self, query: np.ndarray, keys: np.ndarray, k: int):
         ids = keys.astype(np.int64)
-        slots = np.fromiter((self._slot_of[i] for i in ids.tolist()), np.int64, len(ids))
-        return rank_top_k(ids, _dot_rows(self._vecs[slots], query), k)
+        return rank_top_k(ids, _dot_rows(self._vecs[self._slots(ids)], query), k)
+
+    def _rescore_many(self, queries: np.ndarray, keys: np.ndarray, counts: np.ndarray, k: int
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """`_rescore` for a batch of graph results at once: the same ranking (rounded exact
+        cosine descending, then id ascending) as `rank_top_k`, computed in chunks of rows."""
+        out: list[tuple[np.ndarray, np.ndarray]] = []
+        width = keys.shape[1]
+        rows = max(1, _GEMM_FLOATS // max(1, width * self.dim))
+        for start in range(0, len(queries), rows):
+            ids = keys[start:start + rows].astype(np.int64)
+            n = counts[start:start + rows].astype(np.int64)
+            present = np.arange(width)[None, :] < n[:, None]
+            ids = np.where(present, ids, 0)
+            slots = self._slots(ids.reshape(-1)).reshape(ids.shape)
+            vecs, qs = self._vecs[slots], queries[start:start + rows]
+            scores = np.stack([_dot_rows(vecs[r], qs[r]) for r in range(len(ids))])  # as search
+            rounded = np.where(present, np.round(scores.astype(np.float64), _DECIMALS), -np.inf)
+            order = np.lexsort((ids, -rounded), axis=-1)
+            for r in range(len(ids)):
+                top = order[r, : min(k, int(n[r]))]
+                out.append((ids[r, top], rounded[r, top].astype(np.float32)))
+        return out
 
     def search(self, query: np.ndarray, k: int, *, exact: bool | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
@@ -234,13 +297,17 @@ class VectorIndex:
         found = self._hnsw.search(q, self._n_candidates(k), threads=1)
         return self._rescore(q, found.keys, k)
 
-    def search_many(self, queries: np.ndarray, k: int, *, exact: bool | None = None
-                    ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """`search` for every row of `queries`, batched (one GEMM or one parallel graph search)."""
+    def search_many(self, queries: np.ndarray, k: int, *, exact: bool | None = None,
+                    expansion: int | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """`search` for every row of `queries`, batched (one GEMM or one parallel graph search).
+        `expansion`: the graph search's beam width for this call (None = `expansion_search`)."""
         n = len(self)
         qs = self._unit_query(queries)
         if n == 0 or k <= 0:
             return [self.search(q, k) for q in qs]
+        if len(qs) == 1:  # one query: `search` (one thread; usearch returns a flat Matches)
+            with self._beam(expansion):
+                return [self.search(qs[0], k, exact=exact)]
         if self._use_exact(k, exact):
             out = []
             chunk = max(1, _GEMM_FLOATS // n)
@@ -248,7 +315,19 @@ class VectorIndex:
                 scores = qs[start:start + chunk] @ self._vecs[:n].T
                 out.extend(rank_top_k(self._slot_ids[:n], row, k) for row in scores)
             return out
-        if len(qs) == 1:  # usearch returns a flat `Matches` (no per-row counts) for one query
-            return [self.search(qs[0], k, exact=False)]
-        found = self._hnsw.search(qs, self._n_candidates(k), threads=0)
-        return [self._rescore(q, found.keys[i, : found.counts[i]], k) for i, q in enumerate(qs)]
+        with self._beam(expansion):
+            found = self._hnsw.search(qs, self._n_candidates(k), threads=0)
+        return self._rescore_many(qs, found.keys, found.counts, k)
+
+    @contextmanager
+    def _beam(self, expansion: int | None):
+        """The graph's search beam width set to `expansion` inside the block (None: unchanged)."""
+        if expansion is None or self._hnsw is None:
+            yield
+            return
+        beam = self._hnsw.expansion_search
+        self._hnsw.expansion_search = expansion
+        try:
+            yield
+        finally:
+            self._hnsw.expansion_search = beam

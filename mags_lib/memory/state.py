@@ -91,9 +91,7 @@ def _restore(mem: LiquidMemory, state: MemoryState) -> None:
         k: v for k, v in d.items() if k not in ("source", "target")}) for d in state.edges)
     index = None
     if state.dim is not None:
-        from mags_lib.memory.index import VectorIndex
-
-        index = VectorIndex(state.dim, exact_below=config.exact_below, seed=config.seed)
+        index = config.vector_index(state.dim)
         if len(state.ids):
             order = np.argsort(state.ids, kind="stable")
             index.add(state.ids[order], state.vectors[order])

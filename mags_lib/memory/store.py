@@ -291,11 +291,8 @@ class LiquidMemory:
             if dim < 1:
                 raise MagsError(f"embedding dimension {dim} is not positive",
                                 "pass embeddings of shape (n, dim) with dim >= 1")
-            from mags_lib.memory.index import VectorIndex
-
             self._dim = dim
-            self.index = VectorIndex(dim, exact_below=self.config.exact_below,
-                                     seed=self.config.seed)
+            self.index = self.config.vector_index(dim)
         elif dim != self._dim:
             raise MagsError(f"embedding dimension {dim} differs from the memory's {self._dim}",
                             "use the same embedder for every write and query of a memory")
@@ -335,17 +332,14 @@ class LiquidMemory:
         return [(int(i), float(s)) for i, s in zip(np.ravel(ids), np.ravel(scores), strict=True)
                 if i >= 0 and int(i) in self.graph]
 
-    def _search_many(self, vectors: np.ndarray, k: int) -> list[list[tuple[int, float]]]:
+    def _search_many(self, vectors: np.ndarray, k: int, expansion: int | None = None
+                     ) -> list[list[tuple[int, float]]]:
         if self.index is None or len(self.index) == 0 or k <= 0:
             return [[] for _ in range(len(vectors))]
         k = min(k, len(self.index))
-        if len(vectors) == 1:  # one query: plain search (also avoids usearch's single-row type)
-            found = [self.index.search(vectors[0], k)]
-        else:
-            found = self.index.search_many(vectors, k)
-        graph = self.graph
-        return [[(int(i), float(s)) for i, s in zip(ids.tolist(), scores.tolist(), strict=True)
-                 if i >= 0 and i in graph] for ids, scores in found]
+        found = self.index.search_many(vectors, k, expansion=expansion)
+        # the index holds exactly the graph's nodes (_add_node / _remove_nodes keep them in step)
+        return [list(zip(ids.tolist(), scores.tolist(), strict=True)) for ids, scores in found]
 
     def _add_node(self, text: str, block: str, *, confidence: float, importance: float,
                   sources: list[Any], created_at: float, key: str | None) -> int:
@@ -399,6 +393,18 @@ class LiquidMemory:
         data["solid"] = data["solid"] or solid or should_solidify(
             data["weight"], self.config.solidify_threshold)
         self._tally.edges_changed += 1
+
+    def _connect_new(self, u: int, targets: list[tuple[int, float]], kind: str) -> None:
+        """`_connect(u, v, w, kind)` for every (v, w) in `targets`, in one call: for a node
+        just created, whose only edges so far are to nodes it supersedes (those are skipped)."""
+        step, threshold = self._step, self.config.solidify_threshold
+        adj = self.graph._adj[u]
+        edges = [(u, v, {"weight": w, "kind": kind, "t": step, "used": step,
+                         "solid": should_solidify(w, threshold)})
+                 for v, w in ((v, min(1.0, max(float(w), 1e-6))) for v, w in targets)
+                 if v != u and v not in adj]
+        self.graph.add_edges_from(edges)
+        self._tally.edges_added += len(edges)
 
     def _touch_edge(self, u: int, v: int) -> None:
         """Mark edge u-v used now (its decay restarts from its current weight)."""
