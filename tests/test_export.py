@@ -181,6 +181,19 @@ def test_trained_models_prefers_last_stage(tmp_path):
     assert trained_models(tmp_path / "none") == []
 
 
+def test_trained_models_follow_the_recorded_selection(tmp_path):
+    from mags_lib.train.selection import final_model_name, selection_path, write_selection
+
+    for name in ("write-sft", "write-grpo", "ask-sft", "ask-grpo"):
+        _checkpoint(tmp_path / name, LLAMA_CONFIG)
+    write_selection("write", "sft", "SFT judged better", tmp_path / "write-sft", tmp_path)
+    assert [p.split("/")[-1] for p in trained_models(tmp_path)] == ["ask-grpo", "write-sft"]
+    assert final_model_name("write", tmp_path) == "write-sft"
+    assert final_model_name("ask", tmp_path) == "ask-grpo"  # no selection: the last stage
+    selection_path("ask", tmp_path).write_text("{not json")  # unreadable: the last stage
+    assert final_model_name("ask", tmp_path) == "ask-grpo"
+
+
 def test_heldout_prompts_interleave_tasks_or_fall_back(tmp_path):
     assert heldout_prompts(3, tmp_path / "none") == BUILTIN_PROMPTS[:3]
     for task in ("ask", "write"):

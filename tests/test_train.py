@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mags_lib.errors import MagsError
-from mags_lib.train import backend, data, evaluate, rewards, router
+from mags_lib.train import backend, data, evaluate, rewards, roles, router, selection
 from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, TrainConfig
 from mags_lib.train.data import data_hash, load_jsonl, to_dataset, write_jsonl
 from mags_lib.train.rewards import (
@@ -110,7 +110,7 @@ def test_to_dataset_has_one_schema_for_mixed_tasks():
 # ----- rewards -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [rewards, router, backend])
+@pytest.mark.parametrize("module", [rewards, router, backend, selection, roles])
 def test_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

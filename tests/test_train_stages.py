@@ -93,9 +93,11 @@ def test_estimates_grow_with_steps_and_smoke_shrinks_them():
     # the estimate follows the step counts it is given.
     full = sum(sum(estimate_seconds(RoleTrainConfig(role=r)).values())
                for r in ("ask", "write", "answer"))
-    smoke = sum(sum(estimate_seconds(RoleTrainConfig(role=r, smoke=True)).values())
-                for r in ("ask", "write", "answer"))
-    assert smoke <= 3 * 60 - 30 and smoke < full / 10, (smoke, full)
+    smoke = {r: sum(estimate_seconds(RoleTrainConfig(role=r, smoke=True)).values())
+             for r in ("ask", "write", "answer")}
+    # notebook 02 trains ask + answer, 03 write: each within the 3-minute SMOKE budget
+    assert smoke["ask"] + smoke["answer"] <= 3 * 60 - 30 and smoke["write"] <= 90, smoke
+    assert sum(smoke.values()) < full / 10, (smoke, full)
     ask = RoleTrainConfig(role="ask")
     more = sum(estimate_seconds(ask.with_steps(80, 50)).values())
     assert more > sum(estimate_seconds(ask).values())

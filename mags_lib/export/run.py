@@ -24,9 +24,12 @@ _NOT_TRAINED = {BASE_MODELS_DIR.name, "gguf"}
 def trained_models(models_dir: str | Path | None = None, final_only: bool = True) -> list[str]:
     """Merged checkpoints under models/ (notebooks 02/03: models/<role>-<stage>/).
 
-    With `final_only`, a run's last stage stands for it (ask-grpo, not ask-sft, when both are
-    there); other folder names are all kept.
+    With `final_only`, one stage stands for each run: the one its training selected
+    (`models/<role>-selected.json`, see `mags_lib.train.selection`), else the last stage
+    (ask-grpo, not ask-sft, when both are there); other folder names are all kept.
     """
+    from mags_lib.train.selection import selected_stage
+
     root = Path(models_dir) if models_dir else MODELS_DIR
     if not root.is_dir():
         return []
@@ -40,6 +43,10 @@ def trained_models(models_dir: str | Path | None = None, final_only: bool = True
         key, rank = (m.group(1), _STAGES.index(m.group(2))) if m else (p.name, 0)
         if key not in best or rank > _stage_rank(best[key]):
             best[key] = p
+    for key in list(best):
+        chosen = root / f"{key}-{selected_stage(key, root)}"
+        if chosen in found:
+            best[key] = chosen
     return [str(p) for p in sorted(best.values())]
 
 

@@ -61,6 +61,9 @@ class RoleReport:
     test: dict[str, dict[str, Any]] | None = None
     test_note: str = ""
     wall_s: float = 0.0
+    selected: dict[str, Any] = field(default_factory=dict)
+    """The final model: {"stage", "model_dir", "reason"} (`selection.select_stage`); the test
+    split judges this stage."""
 
     def table(self) -> list[dict[str, Any]]:
         """One row per stage and task (base, SFT, SFT+GRPO on the val rows)."""
@@ -111,9 +114,12 @@ class RoleReport:
                      for name, rec in self.stages.items()}
         out: dict[str, Any] = {"role": self.role, "stages": per_stage, "wall_s": self.wall_s,
                                "targets": self.targets(), "data": self.data}
+        if self.selected:
+            out["selected_stage"] = self.selected.get("stage")
         if self.test is not None:
             out["test"] = {t: {"adherence": g["adherence"], "accuracy": g["accuracy"],
-                               "n": g["n"]} for t, g in self.test.items()}
+                               "n": g["n"], "stage": self.selected.get("stage")}
+                           for t, g in self.test.items()}
         else:
             out["test_note"] = self.test_note
         if self.reward_curve:

@@ -9,9 +9,9 @@ Roles: `ask` (emit `<recall>`), `write` (emit `<engram>`), `answer` (pick an opt
 single-model variant the two-model system is compared with; evaluated per task).
 
 Default sizes are set so that a full run of ask + write + answer stays under 45 minutes on an
-idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~9.6 s a step at batch
-8, GRPO ~18 s a step for 4 completions of 64 tokens, greedy evaluation ~0.3 s a token for a
-batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`) so that one
+idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~13-17 s a step at
+batch 8, GRPO ~24 s a step for 4 completions of 64 tokens, greedy evaluation ~0.3 s a token for
+a batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`) so that one
 role runs in under a minute.
 """
 
@@ -45,10 +45,13 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 
 # Full-run sizes per role. Token budgets follow the outputs (SmolLM2 tokens in the synth data):
 # a recall block of one or two queries 20-57, an engram block 10-37, an answer tag ~8.
+# GRPO steps are few: after the SFT cold start most groups of the ask and answer tasks have no
+# reward spread (every completion right), and more GRPO steps lowered the write model's F1
+# (0.46 -> 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`).
 ROLE_SIZES: dict[str, dict[str, Any]] = {
-    "ask": {"sft_steps": 40, "grpo_steps": 25, "completion_tokens": 64, "eval_tokens": 64},
-    "write": {"sft_steps": 40, "grpo_steps": 20, "completion_tokens": 48, "eval_tokens": 48},
-    "answer": {"sft_steps": 30, "grpo_steps": 20, "completion_tokens": 12, "eval_tokens": 16},
+    "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64},
+    "write": {"sft_steps": 40, "grpo_steps": 10, "completion_tokens": 48, "eval_tokens": 48},
+    "answer": {"sft_steps": 30, "grpo_steps": 10, "completion_tokens": 12, "eval_tokens": 16},
     "mixed": {"sft_steps": 60, "grpo_steps": 30, "completion_tokens": 64, "eval_tokens": 64},
 }
 
@@ -152,26 +155,25 @@ class RoleTrainConfig:
 
 
 CPU_COSTS: dict[str, float] = {
-    "sft_s_per_row": 9.6 / 8,  # SFT step at batch 8 on synth rows of ~150 tokens, 2 threads
-    "grpo_s_per_token": 17.8 / 64,  # GRPO step, 4 completions, per token of the budget
+    "sft_s_per_row": 15.2 / 8,  # SFT step at batch 8 (measured 12.9 answer, 13.6 ask, 17.2 write)
+    "grpo_s_per_step": 5.5,  # GRPO step, 4 completions: fixed part (reference pass, update)
+    "grpo_s_per_token": 0.3,  # ... plus this per token of the completion budget
     "eval_s_per_token": 0.3,  # one greedy decoding step for a batch of EVAL_BATCH prompts
-    "stage_overhead_s": 10.0,  # load, LoRA wrap, trainer set-up, merge, save
+    "stage_overhead_s": 15.0,  # load, LoRA wrap, trainer set-up, merge, save
 }
-"""Seconds on the 2-core CPU this project is sized for, torch on both cores (measured on an
-idle machine: 1 thread is ~1.6x slower; a second busy process on the same cores makes 2 threads
-thrash, up to 10x slower, so set torch_threads=1 on a shared machine). Used by
-`estimate_seconds` to size the defaults. They are not upper bounds in practice: the full run
-of 2026-11-23 took longer than estimated (ask GRPO ~24 s a step, not 17.8; answer role 11.4
-min, estimated 7; notebooks 02 + 03 about 53 min of clean time against an estimated < 45), so
-read an estimate as a lower bound and the run's own manifest for the real time."""
+"""Seconds on the 2-core CPU this project is sized for, torch on both cores, fitted to the
+stages of the full run of 2026-11-23 (GRPO: ask ~24 s a step at 64 tokens, write 17.6 at 48,
+answer 10.2 at 12). 1 thread is ~1.6x slower; a second busy process on the same cores makes 2
+threads thrash, up to 10x slower, so set torch_threads=1 on a shared machine. Used by
+`estimate_seconds` to size the defaults; the run's own manifests hold the real times."""
 
 
 def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None) -> dict:
-    """Upper-bound wall seconds of `train_role(cfg)` per stage, from per-step costs: every
+    """Estimated wall seconds of `train_role(cfg)` per stage, from per-step costs: every
     judged batch and GRPO group assumed to run to its full token budget.
 
     >>> round(sum(estimate_seconds(RoleTrainConfig(role="answer")).values()) / 60)
-    7
+    11
     """
     from mags_lib.train.evaluate import EVAL_BATCH
 
@@ -184,6 +186,7 @@ def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None
     eval_loss = sft.max_eval_rows * c["sft_s_per_row"] / 3  # forward only
     return {"base": judge,
             "sft": sft_rows * c["sft_s_per_row"] + eval_loss + judge + c["stage_overhead_s"],
-            "grpo": (grpo.max_steps * grpo_scale * grpo.max_completion_length
-                     * c["grpo_s_per_token"] + judge + c["stage_overhead_s"]),
+            "grpo": (grpo.max_steps * grpo_scale * (c["grpo_s_per_step"] + grpo.max_completion_length
+                                                      * c["grpo_s_per_token"])
+                     + judge + c["stage_overhead_s"]),
             "test": judge if cfg.eval_test else 0.0}

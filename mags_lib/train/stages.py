@@ -10,7 +10,9 @@ Steps, all on the same held-out rows (`eval_rows` per task of the val split, gre
 2. judge the base model (transformers, the checkpoint SFT starts from);
 3. SFT cold start -> `models/<role>-sft/`, judged;
 4. GRPO from the SFT model with the role's rewards -> `models/<role>-grpo/`, judged;
-5. judge the final model on the test split (same size), when the data has one.
+5. select the final model: the better of SFT and SFT+GRPO on the val rows (`selection.py`; GRPO
+   keeps a tie), recorded in `models/<role>-selected.json` for notebooks 04 and 06;
+6. judge the selected model on the test split (same size), when the data has one.
 Each model directory holds its manifest (config, data hash, metrics, wall time, peak RSS).
 """
 
@@ -32,6 +34,7 @@ from mags_lib.train.common import (
 from mags_lib.train.data import load_jsonl
 from mags_lib.train.report import RoleReport, StageRecord
 from mags_lib.train.roles import RoleTrainConfig
+from mags_lib.train.selection import select_stage, write_selection
 
 log = logging.getLogger(__name__)
 
@@ -133,9 +136,15 @@ def train_role(cfg: RoleTrainConfig | str) -> RoleReport:
         with timed() as wall, peak_memory() as mem:
             grpo = run_grpo(grpo_cfg, rows["train"], val, sft_cfg.out_dir)
         stages["grpo"] = _record("grpo", grpo, wall, mem)
+        stage, reason = select_stage(stages)
+        final_dir = cfg.model_dir(stage)
+        if is_main_process():
+            write_selection(cfg.role, stage, reason, final_dir, cfg.models_dir)
+        log.info("role %s: final model %s (%s)", cfg.role, final_dir.name, reason)
         test_eval, note = None, "no test split in the data"
         if cfg.eval_test and test and is_main_process():
-            test_eval = _judge((grpo.model, grpo.tokenizer), test, cfg, params)
+            final = (grpo.model, grpo.tokenizer) if stage == "grpo" else str(final_dir)
+            test_eval = _judge(final, test, cfg, params)
             note = ""
         elif not cfg.eval_test:
             note = "eval_test=False"
@@ -143,6 +152,7 @@ def train_role(cfg: RoleTrainConfig | str) -> RoleReport:
                         data={"skips": skips, "n": {s: len(r) for s, r in rows.items()},
                               "n_judged": {"val": len(val), "test": len(test)}},
                         stages=stages, loss_curve=loss_curve, reward_curve=grpo.reward_curve,
-                        test=test_eval, test_note=note, wall_s=total["s"])
+                        test=test_eval, test_note=note, wall_s=total["s"],
+                        selected={"stage": stage, "model_dir": str(final_dir), "reason": reason})
     log.info("role %s done in %.0f s\n%s", cfg.role, total["s"], report.markdown())
     return report
