@@ -31,6 +31,7 @@ from IPython.display import display
 
 from mags_lib.evaluation import EvalConfig, ablation_markdown, figures, run_eval
 from mags_lib.evaluation.answer_model import answer_model_settings, answer_model_study, find_gguf
+from mags_lib.train.selection import final_model_name
 from mags_lib.game import GameConfig
 from mags_lib.llm import LLMConfig
 from mags_lib.manifest import manifest, write_json
@@ -121,9 +122,9 @@ targets
 # completion and as a chat. The base model in completion format is the main run above.
 
 # %%
-answer_gguf = find_gguf("answer-grpo") if ANSWER_MODEL == "auto" else ANSWER_MODEL
+answer_gguf = find_gguf(final_model_name("answer")) if ANSWER_MODEL == "auto" else ANSWER_MODEL
 if answer_gguf is None:
-    print("no trained answer model (models/gguf/answer-grpo-*.gguf): run notebooks 02 and 04; "
+    print("no trained answer model (models/gguf/answer-{sft,grpo}-*.gguf): run notebooks 02 and 04; "
           "comparing the base model's prompt formats only")
 settings = answer_model_settings(answer_gguf, base=LLM_MODEL)
 study = answer_model_study(cfg, settings, agents=tuple(ANSWER_AGENTS),
