@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -147,10 +148,12 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
         new_ids: list[int] = []
         node_of_row: dict[int, int] = {}
         for row, item in enumerate(batch[start:start + cfg.write_chunk]):
-            cands = found[row]
+            cands = found[row]  # ranked by (-cosine, id) already
             if new_rows:
-                cands = cands + earlier.nearest_new(row, node_of_row, new_rows, new_ids)
-            cands = sorted(cands, key=lambda pair: (-pair[1], pair[0]))[:k]
+                # every id made in this chunk is above every id found in the index, and both
+                # lists rank ties by id, so a stable sort on the cosine keeps (-cosine, id)
+                cands = sorted(cands + earlier.nearest_new(row, node_of_row, new_rows, new_ids),
+                               key=itemgetter(1), reverse=True)[:k]
             outcome = write_one(mem, item, cands, mode)
             outcomes.append(outcome)
             mem._tally.engrams += 1
@@ -202,8 +205,14 @@ def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]]
     """Merge, supersede or add one item given its nearest nodes `cands` (id, cosine)."""
     cfg = mem.config
     nodes = mem.graph._node  # networkx's node-attribute dict: a plain dict, no view per lookup
-    valid = [(j, c) for j, c in cands if nodes[j]["valid_to"] is None]
-    same = [(j, c) for j, c in valid if nodes[j]["block"] == item.block]
+    valid: list[tuple[int, float]] = []
+    same: list[tuple[int, float]] = []
+    for pair in cands:
+        data = nodes[pair[0]]
+        if data["valid_to"] is None:
+            valid.append(pair)
+            if data["block"] == item.block:
+                same.append(pair)
     confidence = cfg.default_confidence if item.confidence is None else item.confidence
     old_ids = contradicted_nodes(mem, item, same)
     if not old_ids:
