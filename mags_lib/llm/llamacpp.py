@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mags_lib.errors import BackendUnavailableError, CorruptFileError, MagsError
 from mags_lib.llm.base import Completion, LLMConfig, Message
-from mags_lib.models import check_gguf
+from mags_lib.models import check_gguf, file_digest
 
 
 def check_grammar(vocab, grammar: str) -> None:
@@ -69,8 +69,9 @@ class LlamaCppLLM:
         self.config = config or LLMConfig()
         self.path = check_gguf(Path(gguf_path))
         self._grammars: dict[str, object] = {}
-        stat = self.path.stat()
-        self.name = f"llamacpp:{self.path.name}:{stat.st_size}"
+        # the content digest, not just name and size: a retrained model exported under the same
+        # name has the same size, and must not be served the old one's cached generations
+        self.name = f"llamacpp:{self.path.name}:{file_digest(self.path)[:16]}"
         threads = self.config.n_threads or max(1, os.cpu_count() or 1)
         try:
             with _quiet_stderr():
