@@ -86,7 +86,9 @@ def training_section(root: Path) -> str:
                              _f(s.get("peak_rss_mb"), 0)])
             test = (r.get("test") or {}).get(role)
             if test:
-                rows.append([role, "grpo, test split", test.get("n"), _f(test.get("adherence")),
+                final = test.get("stage") or r.get("selected_stage") or "grpo"
+                rows.append([role, f"{final} (final), test split", test.get("n"),
+                             _f(test.get("adherence")),
                              _f(test.get("accuracy")), "", "", ""])
         smoke = " (SMOKE run)" if m.get("smoke") else ""
         parts.append(f"{nb}{smoke}\n\n" + _table(
