@@ -182,6 +182,21 @@ def test_hnsw_batched_search_equals_one_by_one(offset):
             assert not np.any((ids - offset) % 5 == 0)
 
 
+@pytest.mark.parametrize("offset", [0, 10**9])
+def test_rescoring_ignores_the_padding_of_short_graph_results(offset):
+    # usearch pads a row with garbage keys when it finds fewer than asked (counts < width)
+    rng = np.random.default_rng(10)
+    index = VectorIndex(16)
+    data = unit(rng, 50, 16)
+    index.add(np.arange(50) + offset, data)
+    queries = unit(rng, 2, 16)
+    keys = np.array([[offset + 3, offset + 7, 2**63 + 5], [offset + 1, 123456, 999]], np.uint64)
+    out = index._rescore_many(queries, keys, np.array([2, 1]), k=5)
+    assert sorted(out[0][0].tolist()) == [offset + 3, offset + 7]
+    assert out[1][0].tolist() == [offset + 1]
+    np.testing.assert_allclose(out[1][1], [data[1] @ queries[1]], atol=1e-5)
+
+
 # --- BM25Index ---
 def test_bm25_rare_term_ranks_first():
     bm25 = BM25Index()

@@ -33,6 +33,14 @@ import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from mags_lib.memory.index import (
+    HNSW_CONNECTIVITY,
+    HNSW_EXPANSION_ADD,
+    HNSW_EXPANSION_SEARCH,
+    HNSW_EXPANSION_WRITE,
+    VectorIndex,
+)
+
 
 @dataclass
 class MemoryConfig:
@@ -169,13 +177,13 @@ class MemoryConfig:
     exact_below: int = field(default=20_000, metadata={
         "help": "vector index is exact (brute force) below this many nodes, HNSW above"})
     seed: int = field(default=0, metadata={"help": "seed of the approximate vector index"})
-    hnsw_connectivity: int = field(default=20, metadata={
+    hnsw_connectivity: int = field(default=HNSW_CONNECTIVITY, metadata={
         "help": "HNSW graph degree: higher = better candidate recall, bigger and slower writes"})
-    hnsw_expansion_add: int = field(default=24, metadata={
+    hnsw_expansion_add: int = field(default=HNSW_EXPANSION_ADD, metadata={
         "help": "HNSW beam width while inserting: the main cost of a write above exact_below"})
-    hnsw_expansion_search: int = field(default=256, metadata={
+    hnsw_expansion_search: int = field(default=HNSW_EXPANSION_SEARCH, metadata={
         "help": "HNSW beam width while searching (candidates are rescored exactly)"})
-    hnsw_expansion_write: int = field(default=32, metadata={
+    hnsw_expansion_write: int = field(default=HNSW_EXPANSION_WRITE, metadata={
         "help": "HNSW beam width of a write's neighbour search (merge, contradiction, edges)"})
     max_snapshots: int = field(default=8, metadata={
         "help": "in-memory snapshots kept; the oldest is dropped beyond this"})
@@ -183,10 +191,8 @@ class MemoryConfig:
     def __post_init__(self) -> None:
         check_config(self)
 
-    def vector_index(self, dim: int):
+    def vector_index(self, dim: int) -> VectorIndex:
         """A new, empty `VectorIndex` of dimension `dim` with this config's index settings."""
-        from mags_lib.memory.index import VectorIndex
-
         return VectorIndex(dim, exact_below=self.exact_below, seed=self.seed,
                            connectivity=self.hnsw_connectivity,
                            expansion_add=self.hnsw_expansion_add,

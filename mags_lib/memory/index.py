@@ -52,6 +52,11 @@ from contextlib import contextmanager
 
 import numpy as np
 
+HNSW_CONNECTIVITY = 20  # graph degree (see "Graph settings" above)
+HNSW_EXPANSION_ADD = 24  # beam width while inserting
+HNSW_EXPANSION_SEARCH = 256  # beam width while searching
+HNSW_EXPANSION_WRITE = 32  # beam width of the memory's write-time neighbour search
+
 _DECIMALS = 6
 _TIE = 2 * 10.0**-_DECIMALS  # margin that keeps every candidate which may tie after rounding
 _GEMM_FLOATS = 1 << 23  # search_many chunk: at most 8M scores (32 MB) at a time
@@ -92,7 +97,8 @@ class VectorIndex:
     """
 
     def __init__(self, dim: int, exact_below: int = 20_000, seed: int = 0, *,
-                 connectivity: int = 20, expansion_add: int = 24, expansion_search: int = 256,
+                 connectivity: int = HNSW_CONNECTIVITY, expansion_add: int = HNSW_EXPANSION_ADD,
+                 expansion_search: int = HNSW_EXPANSION_SEARCH,
                  oversample: int = 2, hnsw_dtype: str = "i8"):
         if dim < 1:
             raise ValueError(f"dim must be >= 1, got {dim}")
@@ -274,8 +280,8 @@ class VectorIndex:
             ids = keys[start:start + rows].astype(np.int64)
             n = counts[start:start + rows].astype(np.int64)
             present = np.arange(width)[None, :] < n[:, None]
-            ids = np.where(present, ids, 0)
-            slots = self._slots(ids.reshape(-1)).reshape(ids.shape)
+            slots = np.zeros_like(ids)  # padding (fewer results than asked) stays masked out
+            slots[present] = self._slots(ids[present])
             vecs, qs = self._vecs[slots], queries[start:start + rows]
             scores = np.stack([_dot_rows(vecs[r], qs[r]) for r in range(len(ids))])  # as search
             rounded = np.where(present, np.round(scores.astype(np.float64), _DECIMALS), -np.inf)
