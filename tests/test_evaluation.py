@@ -46,8 +46,12 @@ def test_config_id_follows_a_model_files_content_not_its_name(tmp_path):
     retrained.write_bytes(b"GGUF" + b"\1" * 64)
     retrained.replace(model)  # re-exported as notebook 04 does: same name, same size
     assert config(llm=LLMConfig(model=str(model))).config_id() != first
-    # "embedded" and other non-file names keep the ids of earlier runs
-    assert config().config_id() == config().config_id()
+    # "embedded" and other non-file names add no digest, so the ids of earlier runs hold
+    from mags_lib.evaluation.config import _model_file_digest
+
+    assert _model_file_digest("embedded") is None
+    assert _model_file_digest("Qwen/Qwen2.5-0.5B-Instruct") is None
+    assert _model_file_digest(str(model)) is not None
 
 
 def evaluate(tmp_path, llm=None, **kw):

@@ -88,9 +88,9 @@ def test_run_wide_fields_reach_both_stages_and_with_steps_overrides_steps():
 
 
 def test_estimates_grow_with_steps_and_smoke_shrinks_them():
-    # The full run's time is measured (README, manifests), not asserted from an estimate: the
-    # estimate undershot the measured run. What is checked: SMOKE sizes are far smaller, and
-    # the estimate follows the step counts it is given.
+    # The full run's time is measured (README, manifests), not asserted from an estimate fitted
+    # to that same run. What is checked: SMOKE sizes are far smaller, and the estimate follows
+    # the step counts it is given.
     full = sum(sum(estimate_seconds(RoleTrainConfig(role=r)).values())
                for r in ("ask", "write", "answer"))
     smoke = {r: sum(estimate_seconds(RoleTrainConfig(role=r, smoke=True)).values())

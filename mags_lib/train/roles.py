@@ -9,8 +9,8 @@ Roles: `ask` (emit `<recall>`), `write` (emit `<engram>`), `answer` (pick an opt
 single-model variant the two-model system is compared with; evaluated per task).
 
 Default sizes are set so that a full run of ask + write + answer stays under 45 minutes on an
-idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~13-17 s a step at
-batch 8, GRPO ~24 s a step for 4 completions of 64 tokens, greedy evaluation ~0.3 s a token for
+idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~11-18 s a step at
+batch 8, GRPO ~15 s a step for 4 completions of 64 tokens, greedy evaluation ~0.3 s a token for
 a batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`) so that one
 role runs in under a minute.
 """
@@ -155,17 +155,18 @@ class RoleTrainConfig:
 
 
 CPU_COSTS: dict[str, float] = {
-    "sft_s_per_row": 15.2 / 8,  # SFT step at batch 8 (measured 12.9 answer, 13.6 ask, 17.2 write)
-    "grpo_s_per_step": 5.5,  # GRPO step, 4 completions: fixed part (reference pass, update)
-    "grpo_s_per_token": 0.3,  # ... plus this per token of the completion budget
+    "sft_s_per_row": 13.8 / 8,  # SFT step at batch 8 (measured 10.7 ask, 12.4 answer, 18.3 write)
+    "grpo_s_per_step": 9.7,  # GRPO step, 4 completions: fixed part (reference pass, update)
+    "grpo_s_per_token": 0.09,  # ... plus this per token of the completion budget
     "eval_s_per_token": 0.3,  # one greedy decoding step for a batch of EVAL_BATCH prompts
-    "stage_overhead_s": 15.0,  # load, LoRA wrap, trainer set-up, merge, save
+    "stage_overhead_s": 5.0,  # load, LoRA wrap, trainer set-up, merge, save
 }
 """Seconds on the 2-core CPU this project is sized for, torch on both cores, fitted to the
-stages of the full run of 2026-11-23 (GRPO: ask ~24 s a step at 64 tokens, write 17.6 at 48,
-answer 10.2 at 12). 1 thread is ~1.6x slower; a second busy process on the same cores makes 2
-threads thrash, up to 10x slower, so set torch_threads=1 on a shared machine. Used by
-`estimate_seconds` to size the defaults; the run's own manifests hold the real times."""
+stages of the full run of 2026-11-23 on an idle machine (GRPO: ask 15.4 s a step at 64 tokens,
+write 14.7 at 48, answer 10.8 at 12; whole roles: ask 687 s, answer 567 s, write 1,037 s).
+1 thread is ~1.6x slower; a second busy process on the same cores makes 2 threads thrash, up to
+10x slower, so set torch_threads=1 on a shared machine. Used by `estimate_seconds` to size the
+defaults; the run's own manifests hold the real times."""
 
 
 def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None) -> dict:
@@ -173,7 +174,7 @@ def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None
     judged batch and GRPO group assumed to run to its full token budget.
 
     >>> round(sum(estimate_seconds(RoleTrainConfig(role="answer")).values()) / 60)
-    11
+    10
     """
     from mags_lib.train.evaluate import EVAL_BATCH
 

@@ -16,12 +16,12 @@
 # %%
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
-ASK_SFT_STEPS = 36  # ~14 s a step at batch 8 on an idle 2-core CPU
-ASK_GRPO_STEPS = 10  # ~24 s a step (4 completions of up to 64 tokens)
+ASK_SFT_STEPS = 36  # ~11 s a step at batch 8 on an idle 2-core CPU
+ASK_GRPO_STEPS = 10  # ~15 s a step (4 completions of up to 64 tokens)
 ANSWER_SFT_STEPS = 30
-ANSWER_GRPO_STEPS = 10  # ~10 s a step (completions of up to 12 tokens)
+ANSWER_GRPO_STEPS = 10  # ~11 s a step (completions of up to 12 tokens)
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO)
-TORCH_THREADS = None  # None: both cores (~16 + 10 min for the full run); 1 on a shared machine
+TORCH_THREADS = None  # None: both cores (~11.5 + 9.5 min for the full run); 1 on a shared machine
 
 # %%
 import pandas as pd

@@ -18,10 +18,10 @@
 # %%
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
-WRITE_SFT_STEPS = 40  # ~17 s a step at batch 8 on an idle 2-core CPU
-WRITE_GRPO_STEPS = 10  # ~18 s a step (4 completions of up to 48 tokens)
+WRITE_SFT_STEPS = 40  # ~18 s a step at batch 8 on an idle 2-core CPU
+WRITE_GRPO_STEPS = 10  # ~15 s a step (4 completions of up to 48 tokens)
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO)
-TORCH_THREADS = None  # None: both cores (~16 min for the full run); 1 on a shared machine
+TORCH_THREADS = None  # None: both cores (~17 min for the full run); 1 on a shared machine
 TRAIN_MIXED = False  # also train one model on ask + write rows (the single-model variant)
 MIXED_SFT_STEPS = 60
 MIXED_GRPO_STEPS = 30
