@@ -191,10 +191,11 @@ def test_rescoring_ignores_the_padding_of_short_graph_results(offset):
     index.add(np.arange(50) + offset, data)
     queries = unit(rng, 2, 16)
     keys = np.array([[offset + 3, offset + 7, 2**63 + 5], [offset + 1, 123456, 999]], np.uint64)
-    out = index._rescore_many(queries, keys, np.array([2, 1]), k=5)
-    assert sorted(out[0][0].tolist()) == [offset + 3, offset + 7]
-    assert out[1][0].tolist() == [offset + 1]
-    np.testing.assert_allclose(out[1][1], [data[1] @ queries[1]], atol=1e-5)
+    ids, scores, n = index._rescore_many(queries, keys, np.array([2, 1]), k=5)
+    assert n.tolist() == [2, 1]
+    assert sorted(ids[0, :2].tolist()) == [offset + 3, offset + 7]
+    assert ids[1, :1].tolist() == [offset + 1]
+    np.testing.assert_allclose(scores[1, :1], [data[1] @ queries[1]], atol=1e-5)
 
 
 # --- BM25Index ---
@@ -238,6 +239,22 @@ def test_bm25_remove_readd_and_ties():
     bm25.remove(7)
     bm25.remove(12345)  # unknown: ignored
     assert len(bm25) == 2 and bm25.search("red", 5)[0].size == 0
+
+
+def test_bm25_add_many_replaces_known_ids_and_checks_lengths():
+    one, many = BM25Index(), BM25Index()
+    for bm25 in (one, many):
+        bm25.add(3, "red dragon")
+    one.add(3, "green frog")
+    one.add(4, "red fox")
+    many.add_many([3, 4], ["green frog", "red fox"])  # 3 is known: replaced, as `add` does
+    for query in ("red", "frog", "dragon"):
+        a, b = one.search(query, 5), many.search(query, 5)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    with pytest.raises(ValueError, match="2 ids but 1 texts"):
+        many.add_many([8, 9], ["only one"])
+    assert len(many) == 2
 
 
 def test_bm25_compaction_keeps_scores():
@@ -284,11 +301,14 @@ _TEXT = st.lists(_WORDS, min_size=0, max_size=8).map(" ".join)
 
 @settings(max_examples=60, deadline=None)
 @given(corpus=st.dictionaries(st.integers(0, 50), _TEXT, min_size=1, max_size=25),
-       removed=st.sets(st.integers(0, 50), max_size=10), query=_TEXT)
-def test_bm25_matches_reference(corpus, removed, query):
+       removed=st.sets(st.integers(0, 50), max_size=10), query=_TEXT, batched=st.booleans())
+def test_bm25_matches_reference(corpus, removed, query, batched):
     bm25 = BM25Index()
-    for i, text in corpus.items():
-        bm25.add(i, text)
+    if batched:
+        bm25.add_many(list(corpus), list(corpus.values()))
+    else:
+        for i, text in corpus.items():
+            bm25.add(i, text)
     for i in removed:
         bm25.remove(i)
     live = {i: t for i, t in corpus.items() if i not in removed}

@@ -161,6 +161,9 @@ def test_observe_many_equals_observing_one_by_one():
     for pair, data in edges.items():  # weights: BLAS kernels differ in the last float32 bit
         assert {**data, "weight": 0} == {**other[pair], "weight": 0}
         assert data["weight"] == pytest.approx(other[pair]["weight"], abs=1e-5)
+    for query in ("glarb stones", "zorp dusk", "rain"):  # BM25 indexed per chunk, same result
+        a, b = one.lexical.search(query, 10), many.lexical.search(query, 10)
+        assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
 
 
 def test_observe_many_ranks_new_rows_beyond_merged_ones_like_one_by_one():

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Protocol, runtime_checkable
 
 from mags_lib.embed import tokenize
@@ -59,6 +60,7 @@ _CONTRACTED = _words("don doesn didn isn aren wasn weren won wouldn can couldn s
 _NEGATED_CONTRACTION = re.compile(r"\b[a-z]+n't\b|\b[a-z]+n’t\b")
 
 
+@lru_cache(maxsize=1 << 16)  # pure; a write asks again about its neighbours' texts
 def content_tokens(text: str) -> frozenset[str]:
     """Lower-case content words of `text`: stopwords, negations and contraction stubs removed,
     a trailing "s" stripped from words longer than three letters ("eats" -> "eat")."""
@@ -72,6 +74,7 @@ def content_tokens(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=1 << 16)  # pure; a write asks again about its neighbours' texts
 def is_negated(text: str) -> bool:
     """True if `text` holds an odd number of negations (not, never, no, n't, ...)."""
     lowered = text.lower()
@@ -136,6 +139,7 @@ class LLMJudgeDetector:
             return False
 
 
+@lru_cache(maxsize=1 << 16)  # pure; a write asks again about its neighbours' texts
 def normalise_text(text: str) -> str:
     """Key for 'the same text': lower-case tokens joined by spaces."""
     return " ".join(tokenize(text))

@@ -164,6 +164,7 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
         if new_ids:
             assert mem.index is not None
             mem.index.add(np.asarray(new_ids, dtype=np.int64), chunk[new_rows])
+            mem.lexical.add_many(new_ids, [batch[start + row].text for row in new_rows])
     return outcomes
 
 

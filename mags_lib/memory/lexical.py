@@ -98,25 +98,42 @@ class BM25Index:
         id = int(id)
         if id in self._slot_of:
             self.remove(id)
-        counts = Counter(content_terms(text))
-        slot = self._n_slots
-        self._reserve(slot + 1)
-        term_ids = []
-        for term, tf in counts.items():
-            tid = self._term_of.get(term)
-            if tid is None:
-                tid = self._term_of[term] = len(self._postings)
-                self._postings.append(_Postings())
-                self._df.append(0)
-            self._postings[tid].append(slot, tf)
-            self._df[tid] += 1
-            term_ids.append(tid)
-        length = float(sum(counts.values()))
-        self._slot_ids[slot], self._doc_len[slot], self._live[slot] = id, length, True
-        self._doc_terms.append(tuple(term_ids))
-        self._slot_of[id] = slot
-        self._n_slots += 1
-        self._total_len += length
+        self.add_many([id], [text])
+
+    def add_many(self, ids: list[int], texts: list[str]) -> None:
+        """`add` for many documents at once (a memory indexes each chunk of writes this way)."""
+        ids, texts = [int(i) for i in ids], list(texts)
+        if len(texts) != len(ids):
+            raise ValueError(f"{len(ids)} ids but {len(texts)} texts")
+        if len(set(ids)) < len(ids) or any(i in self._slot_of for i in ids):
+            for id, text in zip(ids, texts, strict=True):  # replacements: one at a time
+                self.add(id, text)
+            return
+        start = self._n_slots
+        end = start + len(ids)
+        self._reserve(end)
+        term_of, postings, df = self._term_of, self._postings, self._df
+        lengths = []
+        for slot, text in enumerate(texts, start):
+            counts = Counter(content_terms(text))
+            term_ids = []
+            for term, tf in counts.items():
+                tid = term_of.get(term)
+                if tid is None:
+                    tid = term_of[term] = len(postings)
+                    postings.append(_Postings())
+                    df.append(0)
+                postings[tid].append(slot, tf)
+                df[tid] += 1
+                term_ids.append(tid)
+            self._doc_terms.append(tuple(term_ids))
+            lengths.append(sum(counts.values()))
+        self._slot_ids[start:end] = ids
+        self._doc_len[start:end] = lengths
+        self._live[start:end] = True
+        self._slot_of.update(zip(ids, range(start, end), strict=True))
+        self._n_slots = end
+        self._total_len += float(sum(lengths))
 
     def remove(self, id: int) -> None:
         """Forget `id` (no-op when unknown); its postings are skipped until compaction."""

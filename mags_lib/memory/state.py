@@ -98,8 +98,8 @@ def _restore(mem: LiquidMemory, state: MemoryState) -> None:
     from mags_lib.memory.lexical import BM25Index
 
     lexical = BM25Index()
-    for node_id in sorted(graph.nodes):
-        lexical.add(node_id, graph.nodes[node_id]["text"])
+    node_ids = sorted(graph.nodes)
+    lexical.add_many(node_ids, [graph.nodes[node_id]["text"] for node_id in node_ids])
     working = WorkingMemory.from_dict(state.working)
     history = deque((StepTally.from_dict(t) for t in state.history),
                     maxlen=config.metrics_window)

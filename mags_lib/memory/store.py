@@ -337,12 +337,13 @@ class LiquidMemory:
         if self.index is None or len(self.index) == 0 or k <= 0:
             return [[] for _ in range(len(vectors))]
         k = min(k, len(self.index))
-        found = self.index.search_many(vectors, k, expansion=expansion)
         # the index holds exactly the graph's nodes (_add_node / _remove_nodes keep them in step)
-        return [list(zip(ids.tolist(), scores.tolist(), strict=True)) for ids, scores in found]
+        return self.index.search_pairs(vectors, k, expansion=expansion)
 
     def _add_node(self, text: str, block: str, *, confidence: float, importance: float,
                   sources: list[Any], created_at: float, key: str | None) -> int:
+        """A new graph node; its caller (`engram.write_items`) indexes its vector and text,
+        once per chunk of writes."""
         node_id = self._next_id
         self._next_id += 1
         now = self._now()
@@ -351,7 +352,6 @@ class LiquidMemory:
                             importance=importance, confidence=confidence, sources=sources,
                             valid_from=self._step, valid_to=None, superseded_by=None,
                             solid=False, key=key)
-        self.lexical.add(node_id, text)
         if key is not None:
             self._keys[key] = node_id
         return node_id
@@ -398,13 +398,21 @@ class LiquidMemory:
         """`_connect(u, v, w, kind)` for every (v, w) in `targets`, in one call: for a node
         just created, whose only edges so far are to nodes it supersedes (those are skipped)."""
         step, threshold = self._step, self.config.solidify_threshold
-        adj = self.graph._adj[u]
-        edges = [(u, v, {"weight": w, "kind": kind, "t": step, "used": step,
-                         "solid": should_solidify(w, threshold)})
-                 for v, w in ((v, min(1.0, max(float(w), 1e-6))) for v, w in targets)
-                 if v != u and v not in adj]
-        self.graph.add_edges_from(edges)
-        self._tally.edges_added += len(edges)
+        adj = self.graph._adj
+        mine = adj[u]
+        added = 0
+        for v, w in targets:
+            if v == u or v in mine:
+                continue
+            w = min(1.0, max(float(w), 1e-6))
+            # what networkx's add_edge does, minus its per-call checks: u was just made and
+            # every v is a stored node (targets come from the index, which mirrors the graph)
+            mine[v] = adj[v][u] = {"weight": w, "kind": kind, "t": step, "used": step,
+                                   "solid": should_solidify(w, threshold)}
+            added += 1
+        if added:
+            _clear_nx_cache(self.graph)
+        self._tally.edges_added += added
 
     def _touch_edge(self, u: int, v: int) -> None:
         """Mark edge u-v used now (its decay restarts from its current weight)."""
@@ -486,6 +494,13 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def _clear_nx_cache(graph: nx.Graph) -> None:
+    """What networkx (>= 3.3) does after every change: drop the graph's cached backend copies."""
+    clear = getattr(nx, "_clear_cache", None)
+    if clear is not None:
+        clear(graph)
 
 
 def _new_lexical() -> Any:
