@@ -298,6 +298,10 @@ def test_generate_and_score_with_a_fake_chat_model():
                                          reward_params={"recall_reward": {"k": 1}})
     assert report["n"] == 4 and report["adherence"] == 0.75
     assert report["accuracy_name"] == "recall_hit_rate" and report["accuracy"] == 0.5
+    # 4 facts: at depth 5 the fox query finds the glarb rule too; garbage has no query
+    assert report["hit_at"] == {1: 0.5, 3: 0.75, 5: 0.75}
+    assert report["query_hit_at"] == {1: 2 / 3, 3: 1.0, 5: 1.0}
+    assert report["queries_per_row"] == 0.75
     assert len(report["samples"]) == 2 and report["samples"][0]["task_score"] == 1.0
     write = evaluate.generate_and_score(Echo([ENGRAM]), [row("write")], kind="write")
     assert write["accuracy"] == 1.0 and write["accuracy_name"] == "engram_f1"

@@ -5,10 +5,12 @@ every distractor fact seen); each turn becomes rows about the state *before* tha
 
 * decide turn -> an **ask** row: the question plus an instruction to emit `<recall>`; the
   completion is a canonical recall block with 1-3 queries for the governing rule (phrased at
-  random, see `surface.QUERIES`); gold = `memory_facts` (the gold rule among
-  `n_distractor_facts` other rules and distractor facts of the same game, preceded by the
-  rule's superseded older versions under the same key, so the memory supersedes them),
-  `gold_node_text`, `gold_key`.
+  random, see `surface.QUERIES`); gold = `memory_facts` (the gold rule among every other rule
+  known in the game so far, as a real memory would hold them, topped up with distractor facts
+  to `n_distractor_facts`, and preceded by the rule's superseded older versions under the same
+  key, so the memory supersedes them), `gold_node_text`, `gold_key`. Rules about the same
+  creature in another condition, or another creature in the same condition, are among them,
+  so a query must name both to find the rule near the top.
 * decide turn -> an **answer** row: the agents' own decision prompt (`mags_lib.agents.prompt`,
   "completion" format as one user message, or the "chat" messages) with `answer_lines` memory
   lines, and `<answer>ITEM</answer>`; gold = `answer` (the item) + `options`. Memory condition
@@ -106,7 +108,11 @@ def ask_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random
     versions = known.versions[key]
     chain = [{"text": v, "block": "semantic", "key": key} for v in versions]
     pool = known.others(key)
-    distractors = rng.sample(pool, min(cfg.n_distractor_facts, len(pool)))
+    rules = [f for f in pool if f.get("key")]  # every other rule: the confusable facts
+    facts = [f for f in pool if not f.get("key")]
+    distractors = rules + rng.sample(facts, min(len(facts), max(0, cfg.n_distractor_facts
+                                                                - len(rules))))
+    rng.shuffle(distractors)
     completion = format_actions(surface.recall_lines(creature, condition, rng))
     gold = {"memory_facts": _interleave(rng, distractors, chain), "gold_node_text": truth.rule_text,
             "gold_key": key, "n_stale": len(versions) - 1, "observation": obs.text,

@@ -38,9 +38,10 @@ class SynthConfig:
     silent_fraction: float = field(default=0.0, metadata={
         "help": "share of unannounced rule changes; decisions they make unanswerable are skipped"})
     # ----- rows ------------------------------------------------------------------------
-    n_distractor_facts: int = field(default=8, metadata={
-        "help": "ask rows: facts besides the gold one (other rules of the game, distractor "
-                "facts), on top of the gold rule's superseded older versions"})
+    n_distractor_facts: int = field(default=24, metadata={
+        "help": "ask rows: facts besides the gold one: every other rule known so far, topped up "
+                "with distractor facts to this many (on top of the gold rule's superseded "
+                "older versions)"})
     write_context: int = field(default=2, metadata={
         "help": "write rows: at most this many other known facts shown besides the rule's own "
                 "stored version (so add / update / nothing is decidable from the prompt)"})
@@ -61,9 +62,10 @@ class SynthConfig:
                                                               "answer": 1000}, metadata={
         "help": "training rows per task at most (before expansion and seed rows)"})
     max_eval_rows: int = field(default=300, metadata={"help": "val / test rows per task at most"})
-    recall_k: int = field(default=5, metadata={
+    recall_k: int = field(default=3, metadata={
         "help": "ask rows are kept only if their queries hit the gold fact in this top k "
-                "(recall_reward, hashing embedder)"})
+                "(recall_reward, hashing embedder); 3 = AgentConfig.k, the memory lines an "
+                "agent shows its answer model"})
     include_seed_rows: bool = field(default=True, metadata={
         "help": "add the hand-written data/seed rows to train"})
     # ----- expansion -------------------------------------------------------------------
@@ -89,7 +91,7 @@ class SynthConfig:
         "help": "new tokens per expansion call (a 3-line action block needs about 60)"})
     expansion_recall_k: int = field(default=1, metadata={
         "help": "an expanded ask row is kept if a query hits the gold fact at this rank (top 1: "
-                "stricter than recall_k, since the memory of a row holds only ~10 facts), and "
+                "stricter than recall_k), and "
                 "every query names the creature and no other condition"})
     min_engram_f1: float = field(default=0.8, metadata={
         "help": "an expanded write row is kept if its ops score at least this F1 vs gold"})

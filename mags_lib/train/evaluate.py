@@ -20,11 +20,13 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from mags_lib.train.data import TASK_KIND
+from mags_lib.train.data import TASK_KIND, gold_of
 from mags_lib.train.rewards import (
     answer_reward,
+    completion_text,
     engram_reward,
     format_reward,
+    query_hits,
     recall_reward,
 )
 
@@ -95,6 +97,9 @@ def generate(model: Any, prompts: list[list[dict]], max_tokens: int = 64,
                           max_tokens, grammar)
 
 
+HIT_AT = (1, 3, 5)  # recall depths reported for ask models
+
+
 def score(texts: list[str], rows: list[dict], task: str,
           reward_params: dict[str, dict] | None = None) -> dict[str, Any]:
     """Adherence, mean format reward and task accuracy of `texts` (one per row)."""
@@ -104,10 +109,31 @@ def score(texts: list[str], rows: list[dict], task: str,
     task_scores = reward(texts, gold=[r["gold"] for r in rows], **params.get(reward.__name__, {}))
     scored = [s for s in task_scores if s is not None]
     accuracy = [float(s == 1.0) for s in scored] if task == "ask" else scored
-    return {"n": len(texts), "adherence": mean(float(f == 1.0) for f in fmt) if fmt else 0.0,
-            "format_mean": mean(fmt) if fmt else 0.0, "accuracy_name": name,
-            "accuracy": mean(accuracy) if accuracy else None, "n_scored": len(scored),
-            "_format": fmt, "_task": task_scores}
+    out = {"n": len(texts), "adherence": mean(float(f == 1.0) for f in fmt) if fmt else 0.0,
+           "format_mean": mean(fmt) if fmt else 0.0, "accuracy_name": name,
+           "accuracy": mean(accuracy) if accuracy else None, "n_scored": len(scored),
+           "_format": fmt, "_task": task_scores}
+    if task == "ask":
+        out.update(ask_hit_rates(texts, rows, params.get(reward.__name__, {})))
+    return out
+
+
+def ask_hit_rates(texts: list[str], rows: list[dict], params: dict[str, Any]) -> dict[str, Any]:
+    """Recall hit rates of ask outputs at the depths `HIT_AT` (the reward's k is one choice):
+    `hit_at` (some query finds the gold fact, as `recall_reward`), `query_hit_at` (the share of
+    queries that find it: a query that misses still costs a memory read and context) and
+    `queries_per_row`."""
+    kw = {key: v for key, v in params.items() if key != "k"}
+    out: dict[str, Any] = {"hit_at": {}, "query_hit_at": {}}
+    for k in HIT_AT:
+        per_row = [query_hits(completion_text(t), gold_of(r["gold"]), k=k, **kw)
+                   for t, r in zip(texts, rows, strict=True)]
+        scored = [h for h in per_row if h is not None]
+        queries = [q for h in scored for q in h]
+        out["hit_at"][k] = mean(float(any(h)) for h in scored) if scored else None
+        out["query_hit_at"][k] = mean(map(float, queries)) if queries else None
+        out["queries_per_row"] = len(queries) / len(scored) if scored else None
+    return out
 
 
 def generate_and_score(model: Any, rows: list[dict], kind: str, max_tokens: int = 64,

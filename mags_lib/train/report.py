@@ -104,9 +104,7 @@ class RoleReport:
 
     def metrics(self) -> dict[str, Any]:
         """Compact numbers: adherence and accuracy per stage and task, timings, the targets."""
-        per_stage = {name: {task: {"adherence": g.get("adherence"), "accuracy": g.get("accuracy"),
-                                   "accuracy_name": g.get("accuracy_name"), "n": g.get("n")}
-                            for task, g in rec.generation.items()}
+        per_stage = {name: {task: _task_numbers(g) for task, g in rec.generation.items()}
                      | {"wall_s": rec.wall_s, "train_s": rec.train_s, "eval_s": rec.eval_s,
                         "steps": rec.steps, "lora_max_change": rec.lora_max_change,
                         "peak_rss_mb": rec.peak_rss_mb,
@@ -117,8 +115,7 @@ class RoleReport:
         if self.selected:
             out["selected_stage"] = self.selected.get("stage")
         if self.test is not None:
-            out["test"] = {t: {"adherence": g["adherence"], "accuracy": g["accuracy"],
-                               "n": g["n"], "stage": self.selected.get("stage")}
+            out["test"] = {t: _task_numbers(g) | {"stage": self.selected.get("stage")}
                            for t, g in self.test.items()}
         else:
             out["test_note"] = self.test_note
@@ -173,6 +170,16 @@ class RoleReport:
             writer.writerows(self.table())
         paths["csv"] = csv_path
         return paths
+
+
+def _task_numbers(g: dict[str, Any]) -> dict[str, Any]:
+    """A generation report's headline numbers (and an ask model's hit rate at other depths)."""
+    out = {"adherence": g.get("adherence"), "accuracy": g.get("accuracy"),
+           "accuracy_name": g.get("accuracy_name"), "n": g.get("n")}
+    for key in ("hit_at", "query_hit_at", "queries_per_row"):
+        if g.get(key) is not None:
+            out[key] = g[key]
+    return out
 
 
 def _round(x: float | None) -> float | None:

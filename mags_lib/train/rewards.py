@@ -180,7 +180,10 @@ def recall_queries(text: str) -> list[str]:
     return out
 
 
-def _recall_hit(text: str, gold: dict, k: int, max_queries: int, embedder: str) -> float | None:
+def query_hits(text: str, gold: dict, k: int = 5, max_queries: int = 4,
+               embedder: str = "hashing") -> list[bool] | None:
+    """For each of the completion's first `max_queries` recall queries: does it retrieve the
+    gold fact in the top `k`? None for rows without memory facts (see `recall_reward`)."""
     facts, target = gold.get("memory_facts"), gold.get("gold_node_text")
     if not facts or not (target or gold.get("gold_key")):
         return None
@@ -188,11 +191,14 @@ def _recall_hit(text: str, gold: dict, k: int, max_queries: int, embedder: str) 
     gold_id = by_key.get(gold.get("gold_key")) if gold.get("gold_key") else None
     if gold_id is None and target:
         gold_id = by_text.get(_norm(target))
-    for query in recall_queries(text)[:max_queries]:
-        for hit in memory.recall(query, k=k, learn=False):
-            if hit.node_id == gold_id or (target and _norm(hit.text) == _norm(target)):
-                return 1.0
-    return 0.0
+    return [any(hit.node_id == gold_id or (target and _norm(hit.text) == _norm(target))
+                for hit in memory.recall(query, k=k, learn=False))
+            for query in recall_queries(text)[:max_queries]]
+
+
+def _recall_hit(text: str, gold: dict, k: int, max_queries: int, embedder: str) -> float | None:
+    hits = query_hits(text, gold, k, max_queries, embedder)
+    return None if hits is None else float(any(hits))
 
 
 def recall_reward(completions: list, gold: list | None = None, k: int = 5, max_queries: int = 4,

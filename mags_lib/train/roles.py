@@ -45,15 +45,21 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 
 # Full-run sizes per role. Token budgets follow the outputs (SmolLM2 tokens in the synth data):
 # a recall block of one or two queries 20-57, an engram block 10-37, an answer tag ~8.
-# GRPO steps are few: after the SFT cold start most groups of the ask and answer tasks have no
-# reward spread (every completion right), and more GRPO steps lowered the write model's F1
-# (0.46 -> 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`).
+# GRPO steps are few: after the SFT cold start most groups of the answer task have no reward
+# spread (every completion right), and more GRPO steps lowered the write model's F1 (0.46 ->
+# 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`). The ask model's
+# GRPO sees 2 prompts a step at a higher learning rate: from the same SFT model, 10 such steps
+# at 2e-4 raised the share of its queries that find the rule at rank 1 from 0.85 to 0.94 on 80
+# val rows (any query: 0.95 -> 0.99); at 5e-5 nothing moved (0.85).
 ROLE_SIZES: dict[str, dict[str, Any]] = {
-    "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64},
+    "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
+            "grpo_prompts": 2, "grpo_lr": 2e-4},
     "write": {"sft_steps": 40, "grpo_steps": 10, "completion_tokens": 48, "eval_tokens": 48},
     "answer": {"sft_steps": 30, "grpo_steps": 10, "completion_tokens": 12, "eval_tokens": 16},
     "mixed": {"sft_steps": 60, "grpo_steps": 30, "completion_tokens": 64, "eval_tokens": 64},
 }
+"""Per role: SFT and GRPO steps, token budgets, and optionally `grpo_prompts` (prompts per GRPO
+step, each with `num_generations` completions; default 1) and `grpo_lr` (default 5e-5)."""
 
 
 def default_stages(role: str, sizes: dict[str, Any] | None = None
@@ -64,9 +70,12 @@ def default_stages(role: str, sizes: dict[str, Any] | None = None
     sft = SFTStageConfig(name=f"{role}-sft", max_steps=s["sft_steps"],
                          per_device_train_batch_size=8, learning_rate=5e-4, warmup_steps=0.05,
                          max_length=384)
+    generations = 4
     grpo = GRPOStageConfig(name=f"{role}-grpo", max_steps=s["grpo_steps"],
-                           per_device_train_batch_size=4, num_generations=4,
-                           max_completion_length=s["completion_tokens"], learning_rate=5e-5,
+                           per_device_train_batch_size=generations * s.get("grpo_prompts", 1),
+                           num_generations=generations,
+                           max_completion_length=s["completion_tokens"],
+                           learning_rate=s.get("grpo_lr", 5e-5),
                            reward_names=list(rewards), reward_weights=list(rewards.values()))
     return sft, grpo
 

@@ -17,11 +17,11 @@
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 ASK_SFT_STEPS = 36  # ~11 s a step at batch 8 on an idle 2-core CPU
-ASK_GRPO_STEPS = 10  # ~15 s a step (4 completions of up to 64 tokens)
+ASK_GRPO_STEPS = 10  # ~33 s a step (2 prompts x 4 completions of up to 64 tokens)
 ANSWER_SFT_STEPS = 30
 ANSWER_GRPO_STEPS = 10  # ~11 s a step (completions of up to 12 tokens)
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO)
-TORCH_THREADS = None  # None: both cores (~11.5 + 9.5 min for the full run); 1 on a shared machine
+TORCH_THREADS = None  # None: both cores (~14 + 9.5 min for the full run); 1 on a shared machine
 
 # %%
 import pandas as pd
@@ -49,6 +49,18 @@ ask.save(OUT)
 display(pd.DataFrame(ask.table()))
 save_figure(plot_role_training(ask), OUT / "ask_curves.png")
 print(ask.samples_text(3))
+
+# %% [markdown]
+# Recall hit rate at several depths: `hit@k`, some query of the block finds the governing rule
+# among the top k (the reward uses k = 1; an agent shows its answer model 3 lines), and
+# `query hit@k`, the share of queries that do (a query that misses still costs a memory read).
+
+# %%
+display(pd.DataFrame([{"stage": s, **{f"hit@{k}": v for k, v in g["hit_at"].items()},
+                       **{f"query hit@{k}": v for k, v in g["query_hit_at"].items()},
+                       "queries / row": g["queries_per_row"]}
+                      for s, g in ((s, ask.stages[s].generation["ask"])
+                                   for s in ("base", "sft", "grpo"))]))
 
 # %% [markdown]
 # ## Answer model: base -> SFT -> SFT+GRPO (the game's decision reward)
