@@ -259,6 +259,10 @@ def test_train_role_smoke_end_to_end_on_tiny_rows(tmp_path):
     assert report.stages["sft"].lora_max_change > 0 and report.stages["sft"].steps == 2
     assert len(report.loss_curve) == 2 and len(report.reward_curve) == 1
     assert report.test is not None and report.test["ask"]["n"] == 4
+    k = cfg.stages()[1].reward_params["recall_reward"]["k"]
+    for stage, rec in report.stages.items():  # every stage judged at the reward's depth
+        judged = rec.generation["ask"]
+        assert judged["accuracy"] == judged["hit_at"][k], stage
 
 
 def test_docstring_examples_run():

@@ -50,12 +50,14 @@ class SFTResult:
     tokenizer: Any = field(default=None, repr=False)
 
 
-def run_sft(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict]) -> SFTResult:
-    """Train a LoRA adapter on `train_rows`, merge it, save it, judge it on `eval_rows`."""
+def run_sft(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
+            reward_params: dict[str, dict] | None = None) -> SFTResult:
+    """Train a LoRA adapter on `train_rows`, merge it, save it, judge it on `eval_rows` with
+    the rewards' `reward_params` (pass the GRPO stage's, so both stages are judged alike)."""
     cfg = cfg.resolved()
     train_rows, eval_rows = train_rows[: cfg.max_train_rows], eval_rows[: cfg.max_eval_rows]
     with timed() as wall, run_context(cfg):
-        result = _train(cfg, train_rows, eval_rows)
+        result = _train(cfg, train_rows, eval_rows, reward_params)
     write_manifest(result.model_dir, cfg, stage="sft", base_model=cfg.base_model,
                    backend=result.info, data_hash=data_hash(train_rows),
                    eval_data_hash=data_hash(eval_rows),
@@ -65,7 +67,8 @@ def run_sft(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict]) 
     return result
 
 
-def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict]) -> SFTResult:
+def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
+           reward_params: dict[str, dict] | None) -> SFTResult:
     from trl import SFTConfig, SFTTrainer
 
     out = cfg.out_dir
@@ -90,6 +93,7 @@ def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict]) -
     merged = save_merged(trainer.model, tokenizer, out)
     remove_if_empty(out / "trainer")
     if eval_rows and cfg.eval_generate and is_main_process():
-        metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens)
+        metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens,
+                                             reward_params)
     return SFTResult(model_dir=out, adapter_dir=out / "adapter", metrics=metrics, info=info,
                      loss_curve=loss_curve, model=merged, tokenizer=tokenizer)

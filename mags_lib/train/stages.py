@@ -128,7 +128,7 @@ def train_role(cfg: RoleTrainConfig | str) -> RoleReport:
         log.info("role %s: judging the base model on %d val rows", cfg.role, len(val))
         stages = {"base": _base_stage(cfg, val, params)}
         with timed() as wall, peak_memory() as mem:
-            sft = run_sft(sft_cfg, rows["train"], val)
+            sft = run_sft(sft_cfg, rows["train"], val, params)  # judged as GRPO will be
         stages["sft"] = _record("sft", sft, wall, mem)
         loss_curve = sft.loss_curve
         del sft  # the merged SFT model; GRPO reloads it from disk
