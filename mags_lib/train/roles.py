@@ -48,9 +48,10 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 # GRPO steps are few: after the SFT cold start most groups of the answer task have no reward
 # spread (every completion right), and more GRPO steps lowered the write model's F1 (0.46 ->
 # 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`). The ask model's
-# GRPO sees 2 prompts a step at a higher learning rate: from the same SFT model, 10 such steps
-# at 2e-4 raised the share of its queries that find the rule at rank 1 from 0.85 to 0.94 on 80
-# val rows (any query: 0.95 -> 0.99); at 5e-5 nothing moved (0.85).
+# GRPO sees 2 prompts a step at a higher learning rate: from an SFT model trained on easier rows,
+# 10 such steps at 2e-4 raised the share of its queries that find the rule at rank 1 from 0.85
+# to 0.94 on 80 val rows, and at 5e-5 nothing moved; from the SFT model of the current rows
+# (0.88 already) the same 10 steps moved it by about 0.01 (tools/ask_grpo_seeds.py).
 ROLE_SIZES: dict[str, dict[str, Any]] = {
     "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
             "grpo_prompts": 2, "grpo_lr": 2e-4},
