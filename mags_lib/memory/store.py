@@ -337,7 +337,7 @@ class LiquidMemory:
         if self.index is None or len(self.index) == 0 or k <= 0:
             return [[] for _ in range(len(vectors))]
         k = min(k, len(self.index))
-        # the index holds exactly the graph's nodes (_add_node / _remove_nodes keep them in step)
+        # the index holds exactly the graph's nodes (write_items / _remove_nodes keep it in step)
         return self.index.search_pairs(vectors, k, expansion=expansion)
 
     def _add_node(self, text: str, block: str, *, confidence: float, importance: float,

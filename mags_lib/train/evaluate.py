@@ -132,7 +132,7 @@ def ask_hit_rates(texts: list[str], rows: list[dict], params: dict[str, Any]) ->
         queries = [q for h in scored for q in h]
         out["hit_at"][k] = mean(float(any(h)) for h in scored) if scored else None
         out["query_hit_at"][k] = mean(map(float, queries)) if queries else None
-        out["queries_per_row"] = len(queries) / len(scored) if scored else None
+    out["queries_per_row"] = len(queries) / len(scored) if scored else None
     return out
 
 
