@@ -24,6 +24,7 @@ from mags_lib.train.rewards import (
     format_reward,
     guardrail_reward,
     ops_f1,
+    recall_precision_reward,
     recall_reward,
 )
 
@@ -148,6 +149,19 @@ def test_recall_reward_uses_a_real_memory_built_once_per_fact_set():
     before = len(first[0])
     recall_reward([RECALL] * 3, gold=[gold] * 3)
     assert len(first[0]) == before  # scoring never writes to the cached memory
+
+
+def test_recall_precision_reward_pays_each_query_that_hits():
+    gold = row("ask")["gold"]
+    hit, miss = "query: purple glarb rainy stone", "query: where does the fox sleep"
+    blocks = [f"<recall>\n{hit}\n</recall>", f"<recall>\n{hit}\n{miss}\n</recall>",
+              f"<recall>\n{miss}\n{miss}\n{hit}\n{miss}\n</recall>", "no block"]
+    precision = recall_precision_reward(blocks, gold=[gold] * 4, k=1)
+    assert precision == [1.0, 0.5, 0.25, 0.0]
+    # the block-level reward cannot tell the first three apart: that is what this term adds
+    assert recall_reward(blocks, gold=[gold] * 4, k=1) == [1.0, 1.0, 1.0, 0.0]
+    assert recall_precision_reward(blocks[:1], gold=[{"ops": []}]) == [None]
+    assert REWARDS["recall_precision_reward"] is recall_precision_reward
 
 
 def test_recall_reward_keeps_near_duplicate_distractors_apart_from_the_gold_fact():

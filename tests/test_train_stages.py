@@ -143,16 +143,18 @@ def test_load_role_data_mixes_tasks_keeps_val_order_and_counts_skips(tmp_path):
 
 
 def fake_report(role="ask", tasks=("ask",)) -> RoleReport:
-    def gen(adherence, accuracy):
+    def gen(adherence, accuracy, per_query=None):
         return {t: {"n": 4, "adherence": adherence, "format_mean": adherence,
                     "accuracy_name": "recall_hit_rate", "accuracy": accuracy, "seconds": 1.5,
+                    **({"query_hit_at": {"1": per_query}} if per_query is not None else {}),
                     "samples": [{"prompt": "p", "output": "o", "format": 0.0,
                                  "task_score": 0.0}]} for t in tasks}
 
     stages = {"base": StageRecord("base", gen(0.0, 0.0), 3.0, 900.0),
-              "sft": StageRecord("sft", gen(0.9, 0.5), 30.0, 2000.0, train_s=20.0, steps=10,
-                                 lora_max_change=0.01),
-              "grpo": StageRecord("grpo", gen(1.0, 0.75), 40.0, 2100.0, train_s=30.0, steps=5)}
+              "sft": StageRecord("sft", gen(0.9, 0.5, 0.6), 30.0, 2000.0, train_s=20.0,
+                                 steps=10, lora_max_change=0.01),
+              "grpo": StageRecord("grpo", gen(1.0, 0.75, 0.55), 40.0, 2100.0, train_s=30.0,
+                                  steps=5)}
     return RoleReport(role=role, tasks=tasks, config={}, data={}, stages=stages,
                       loss_curve=[{"step": 1, "loss": 2.0}, {"step": 2, "loss": 1.0}],
                       reward_curve=[{"step": 1, "reward": 0.5, "rewards/format_reward/mean": 0.5},
@@ -166,7 +168,9 @@ def test_report_table_targets_save_and_figure(tmp_path):
     assert table[1]["eval_s"] == 1.5 and table[2]["steps"] == 5
     assert report.targets()["ask"] == {"adherence": 1.0, "adherence_met": True,
                                        "recall_sft": 0.5, "recall_grpo": 0.75,
-                                       "recall_grpo_above_sft": True}
+                                       "recall_grpo_above_sft": True,
+                                       "query_recall_sft": 0.6, "query_recall_grpo": 0.55,
+                                       "query_recall_grpo_above_sft": False}
     assert "| SFT+GRPO | ask |" in report.markdown() and "peak_cuda_mb" not in report.markdown()
     assert report.samples_text(1).count("output:") == 3
     paths = report.save(tmp_path)

@@ -119,15 +119,18 @@ class GRPOStageConfig(StageConfig):
     scale_rewards: str = field(default="group", metadata={
         "help": "advantage scaling: 'group' (std within a prompt's group), 'batch', 'none'"})
     reward_names: list[str] = field(default_factory=lambda: [
-        "format_reward", "recall_reward", "budget_penalty", "guardrail_reward"], metadata={
+        "format_reward", "recall_reward", "recall_precision_reward", "budget_penalty",
+        "guardrail_reward"], metadata={
         "help": "reward functions by name (mags_lib.train.rewards.REWARDS)"})
-    reward_weights: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0, 0.5], metadata={
+    reward_weights: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0, 1.0, 0.5], metadata={
         "help": "one weight per reward; the weighted sum is the scalar reward"})
     reward_params: dict[str, dict] = field(default_factory=lambda: {
-        "recall_reward": {"k": 1, "embedder": "hashing"}}, metadata={
-        "help": "keyword parameters per reward name (recall_reward: a hit is the gold fact at "
-                "rank k = 1; at k = 3, the memory lines an agent shows its answer model, the "
-                "SFT model already finds 0.99 of the rules, which leaves GRPO no signal)"})
+        name: {"k": 1, "embedder": "hashing"}
+        for name in ("recall_reward", "recall_precision_reward")}, metadata={
+        "help": "keyword parameters per reward name (recall_reward and recall_precision_reward: "
+                "a hit is the gold fact at rank k = 1; at k = 3, the memory lines an agent shows "
+                "its answer model, the SFT model already finds 0.99 of the rules, which leaves "
+                "GRPO no signal)"})
     log_completions: bool = field(default=False, metadata={
         "help": "print sampled completions with their rewards at each logging step"})
 

@@ -126,7 +126,8 @@ class RoleReport:
 
     def targets(self) -> dict[str, Any]:
         """The issue's targets, per task: final adherence >= 95% (no grammar) and, for ask,
-        a recall hit rate after GRPO above the SFT-only one."""
+        a recall hit rate after GRPO above the SFT-only one: per block (some query finds the
+        rule at the reward's depth, the stage accuracy) and per query (hit@1 of each query)."""
         out: dict[str, Any] = {}
         for task in self.tasks:
             sft = self.stages["sft"].generation.get(task, {})
@@ -136,8 +137,12 @@ class RoleReport:
                          "adherence_met": adherence is not None and adherence >= ADHERENCE_TARGET}
             if task == "ask":
                 a, b = sft.get("accuracy"), grpo.get("accuracy")
+                qa, qb = _query_hit_at_1(sft), _query_hit_at_1(grpo)
                 out[task].update(recall_sft=a, recall_grpo=b,
-                                 recall_grpo_above_sft=None if a is None or b is None else b > a)
+                                 recall_grpo_above_sft=None if a is None or b is None else b > a,
+                                 query_recall_sft=qa, query_recall_grpo=qb,
+                                 query_recall_grpo_above_sft=(None if qa is None or qb is None
+                                                              else qb > qa))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -209,3 +214,10 @@ def compare_single_model(single: RoleReport, separate: dict[str, list[dict]]) ->
                      "separate_accuracy": theirs.get("accuracy"),
                      "single_accuracy": row["accuracy"]})
     return rows
+
+
+def _query_hit_at_1(generation: dict[str, Any]) -> float | None:
+    """The share of an ask report's queries that find the rule at rank 1 (keys are ints, or
+    strings once the report went through JSON)."""
+    at = generation.get("query_hit_at") or {}
+    return at.get(1, at.get("1"))

@@ -11,10 +11,10 @@ Keyword parameters with defaults (`k`, `max_queries`, ...) are set from a config
     >>> text = "<recall>\\nquery: glarb diet\\n</recall>"
     >>> format_reward([text, "hello"], task=["ask", "ask"])
     [1.0, 0.0]
-    >>> sorted(REWARDS)
-    ['answer_reward', 'budget_penalty', 'engram_reward', 'format_reward', 'guardrail_reward', 'recall_reward']
+    >>> sorted(REWARDS)[:4], sorted(REWARDS)[4:]
+    (['answer_reward', 'budget_penalty', 'engram_reward', 'format_reward'], ['guardrail_reward', 'recall_precision_reward', 'recall_reward'])
 
-`recall_reward` is the only one with state: it builds a real `LiquidMemory` from the row's
+`recall_reward` and `recall_precision_reward` are the only ones with state: it builds a real `LiquidMemory` from the row's
 `gold["memory_facts"]` and caches it by a hash of the facts, so the G generations of one prompt
 (and every later visit) share one memory; recall runs with `learn=False`, so scoring never
 changes it.
@@ -220,6 +220,34 @@ def recall_reward(completions: list, gold: list | None = None, k: int = 5, max_q
             for c, g in zip(completions, golds, strict=True)]
 
 
+def recall_precision_reward(completions: list, gold: list | None = None, k: int = 5,
+                            max_queries: int = 4, embedder: str = "hashing",
+                            **kwargs) -> list[float | None]:
+    """The share of the completion's first `max_queries` recall queries that retrieve the gold
+    fact in the top `k` (0.0 when it has none); None for rows without memory facts.
+
+    `recall_reward` pays a block as soon as one query hits, so a block whose second query
+    misses (it names the creature but not the weather, say) scores like a perfect one although
+    the miss still costs a memory read and brings wrong lines into the answer's context. This
+    term tells such blocks apart, which is most of the reward spread GRPO gets once the SFT
+    model already hits with some query on nearly every row.
+
+    >>> gold = {"memory_facts": ["On rainy turns, the purple glarb eats only the stone.",
+    ...                          "On sunny turns, the purple glarb eats only the copper."],
+    ...         "gold_node_text": "On rainy turns, the purple glarb eats only the stone."}
+    >>> recall_precision_reward(["<recall>\\nquery: purple glarb rainy\\n</recall>",
+    ...                          "<recall>\\nquery: purple glarb rainy\\nquery: sunny\\n</recall>",
+    ...                          "no block"], gold=[gold] * 3, k=1)
+    [1.0, 0.5, 0.0]
+    """
+    golds = _column({"gold": gold}, "gold", len(completions))
+    out: list[float | None] = []
+    for c, g in zip(completions, golds, strict=True):
+        hits = query_hits(completion_text(c), gold_of(g), k, max_queries, embedder)
+        out.append(None if hits is None else sum(hits) / len(hits) if hits else 0.0)
+    return out
+
+
 # ----- engram ------------------------------------------------------------------------------
 
 _OPS = {EngramAdd: "add", EngramUpdate: "update", Forget: "forget", Link: "link"}
@@ -399,6 +427,7 @@ def answer_reward(completions: list, gold: list | None = None, **kwargs) -> list
 REWARDS: dict[str, Reward] = {
     "format_reward": format_reward,
     "recall_reward": recall_reward,
+    "recall_precision_reward": recall_precision_reward,
     "engram_reward": engram_reward,
     "budget_penalty": budget_penalty,
     "guardrail_reward": guardrail_reward,

@@ -7,8 +7,9 @@
 # prompt to choose an action, so the answer model is trained too.
 #
 # Each role: judge the base model on held-out (val) rows, SFT cold start, GRPO from the SFT
-# model with the role's rewards (ask: format + recall + budget + guardrail; answer: the game's
-# decision reward + format), judge again. Judging is by generation (greedy, no grammar):
+# model with the role's rewards (ask: format + recall + recall precision + budget + guardrail;
+# answer: the game's decision reward + format), judge again. Judging is by generation (greedy,
+# no grammar):
 # adherence = share of outputs that parse completely, accuracy = recall hit rate / answer
 # accuracy. Reads `data/synth/{ask,answer}/` (notebook 01); writes `models/{ask,answer}-{sft,grpo}/`
 # and `results/02_train_ask_model/`.
@@ -17,7 +18,7 @@
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 ASK_SFT_STEPS = 36  # ~11 s a step at batch 8 on an idle 2-core CPU
-ASK_GRPO_STEPS = 10  # ~33 s a step (2 prompts x 4 completions of up to 64 tokens)
+ASK_GRPO_STEPS = 10  # ~38 s a step (4 prompts x 4 completions of up to 64 tokens)
 ANSWER_SFT_STEPS = 30
 ANSWER_GRPO_STEPS = 10  # ~11 s a step (completions of up to 12 tokens)
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO)
