@@ -81,7 +81,8 @@ def training_section(root: Path) -> str:
                     continue
                 g = s.get(role, {})
                 rows.append([role, stage, g.get("n"), _f(g.get("adherence")),
-                             f"{g.get('accuracy_name', 'accuracy')} {_f(g.get('accuracy'))}",
+                             f"{g.get('accuracy_name', 'accuracy')} {_f(g.get('accuracy'))}"
+                             + _per_query(g),
                              _f(s.get("train_s"), 0), _f(s.get("wall_s"), 0),
                              _f(s.get("peak_rss_mb"), 0)])
             test = (r.get("test") or {}).get(role)
@@ -89,12 +90,21 @@ def training_section(root: Path) -> str:
                 final = test.get("stage") or r.get("selected_stage") or "grpo"
                 rows.append([role, f"{final} (final), test split", test.get("n"),
                              _f(test.get("adherence")),
-                             _f(test.get("accuracy")), "", "", ""])
+                             _f(test.get("accuracy")) + _per_query(test), "", "", ""])
         smoke = " (SMOKE run)" if m.get("smoke") else ""
         parts.append(f"{nb}{smoke}\n\n" + _table(
             ["role", "stage", "n judged", "adherence (no grammar)", "accuracy", "train s",
              "stage wall s", "peak RSS MB"], rows))
     return "\n\n".join(parts)
+
+
+def _per_query(g: dict) -> str:
+    """' (per query 0.93, 1.5 queries / row)' for an ask report with query hit rates, else ''."""
+    at = g.get("query_hit_at") or {}
+    q = at.get("1", at.get(1))
+    if q is None:
+        return ""
+    return f" (per query {_f(q)}, {_f(g.get('queries_per_row'), 1)} queries / row)"
 
 
 def export_section(root: Path) -> str:

@@ -35,3 +35,17 @@ def test_tables_come_from_the_files(tmp_path):
     assert "oracle - bare = +0.330" in text and "| mags | 0.800 | 0.700–0.900 |" in text
     assert "| 1000 | 2500 | 3.0 | 5.0 | 300 |" in text
     assert "engram_throughput MISSED" in text
+
+
+def test_training_table_shows_the_ask_models_per_query_hit_rate(tmp_path):
+    (tmp_path / "02_train_ask_model").mkdir()
+    ask = {"adherence": 1.0, "accuracy": 0.95, "accuracy_name": "recall_hit_rate", "n": 40,
+           "query_hit_at": {"1": 0.93, "3": 0.99}, "queries_per_row": 1.5}
+    (tmp_path / "02_train_ask_model" / "metrics.json").write_text(json.dumps(
+        {"ask": {"stages": {"grpo": {"ask": ask, "train_s": 300.0, "wall_s": 350.0}},
+                 "test": {"ask": {**ask, "accuracy": 0.9, "stage": "grpo"}}},
+         "answer": {"stages": {"grpo": {"answer": {"accuracy": 0.8, "n": 40}}}}}))
+    text = render(tmp_path)
+    assert "recall_hit_rate 0.950 (per query 0.930, 1.5 queries / row)" in text
+    assert "| 0.900 (per query 0.930, 1.5 queries / row) |" in text
+    assert "answer_accuracy" not in text and "| answer | grpo | 40 | – | accuracy 0.800 |" in text
