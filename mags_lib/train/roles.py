@@ -52,20 +52,24 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 # spread (every completion right), and more GRPO steps lowered the write model's F1 (0.46 ->
 # 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`). The ask model's
 # GRPO sees 4 prompts a step at lr 1e-4, sampling at temperature 0.7, with the per-query
-# precision reward: on 160 val rows this raised the share of queries that find the rule at rank
-# 1 from 0.86 (SFT) to 0.93 (with 1.5 instead of 1.9 queries a row). At 2 prompts a step and lr
-# 2e-4 the same rewards made it worse (0.79; with the block-level reward alone ~0.01 either
-# way), and at temperature 1.0 the block hit rate fell by 3 rows (tools/ask_grpo_seeds.py).
+# precision reward and advantages scaled by the batch's reward std, not each group's: on 160 val
+# rows, over seeds 0-2, the share of queries that find the rule at rank 1 went from 0.86 (SFT)
+# to 0.90-0.92 and the block hit rate stayed at 0.94-0.95 (SFT 0.94). Scaled per group, one seed
+# of three fell to 0.87 / 0.87 (a group whose rewards differ by a guardrail point gets full-size
+# advantages); at 2 prompts a step and lr 2e-4 the per-query rate fell to 0.79; at temperature
+# 1.0 the block hit rate fell by 3 rows (tools/ask_grpo_seeds.py; README).
 ROLE_SIZES: dict[str, dict[str, Any]] = {
     "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
-            "grpo_prompts": 4, "grpo_lr": 1e-4, "grpo_temperature": 0.7},
+            "grpo_prompts": 4, "grpo_lr": 1e-4, "grpo_temperature": 0.7,
+            "grpo_scale_rewards": "batch"},
     "write": {"sft_steps": 40, "grpo_steps": 10, "completion_tokens": 48, "eval_tokens": 48},
     "answer": {"sft_steps": 30, "grpo_steps": 10, "completion_tokens": 12, "eval_tokens": 16},
     "mixed": {"sft_steps": 60, "grpo_steps": 30, "completion_tokens": 64, "eval_tokens": 64},
 }
 """Per role: SFT and GRPO steps, token budgets, and optionally `grpo_prompts` (prompts per GRPO
 step, each with `num_generations` completions; default 1), `grpo_lr` (default 5e-5) and
-`grpo_temperature` (rollout sampling temperature; default 1.0)."""
+`grpo_temperature` (rollout sampling temperature; default 1.0) and `grpo_scale_rewards` (TRL's
+advantage scaling: "group", the default, or "batch")."""
 
 
 def default_stages(role: str, sizes: dict[str, Any] | None = None
@@ -83,6 +87,7 @@ def default_stages(role: str, sizes: dict[str, Any] | None = None
                            max_completion_length=s["completion_tokens"],
                            learning_rate=s.get("grpo_lr", 5e-5),
                            temperature=s.get("grpo_temperature", 1.0),
+                           scale_rewards=s.get("grpo_scale_rewards", "group"),
                            reward_names=list(rewards), reward_weights=list(rewards.values()))
     return sft, grpo
 

@@ -18,7 +18,7 @@
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 ASK_SFT_STEPS = 36  # ~11 s a step at batch 8 on an idle 2-core CPU
-ASK_GRPO_STEPS = 10  # ~38 s a step (4 prompts x 4 completions of up to 64 tokens)
+ASK_GRPO_STEPS = 10  # ~29 s a step (4 prompts x 4 completions of up to 64 tokens)
 ANSWER_SFT_STEPS = 30
 ANSWER_GRPO_STEPS = 10  # ~11 s a step (completions of up to 12 tokens)
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO)
