@@ -69,6 +69,18 @@ def main() -> None:
                                           "train_s": time.perf_counter() - t0}
     path.write_text(json.dumps(out, indent=2))
     print(json.dumps({k: v for k, v in out.items() if k != "grpo"}, indent=2))
+    print(markdown(json.loads(path.read_text())))  # keys as strings, as saved
+
+
+def markdown(out: dict) -> str:
+    """The judged models as a markdown table (the README's seed table)."""
+    lines = [f"| ask model, {out['rows']} {out['split']} rows | hit@1 | per query @1 | hit@3 "
+             "| queries / row |", "|---|---|---|---|---|"]
+    for name, h in out["models"].items():
+        hit, per_query = h["hit_at"], h["query_hit_at"]
+        lines.append(f"| {name} | {hit['1']:.3f} | {per_query['1']:.3f} | {hit['3']:.3f} "
+                     f"| {h['queries_per_row']:.2f} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ single-model variant the two-model system is compared with; evaluated per task).
 
 Default sizes are set so that a full run of ask + write + answer stays under 45 minutes on an
 idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~11-18 s a step at
-batch 8, GRPO ~15 s a step for 4 completions of 64 tokens, greedy evaluation ~0.3 s a token for
-a batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`) so that one
+batch 8, GRPO ~11-15 s a step for 4 completions and ~29 s for 16, greedy evaluation ~0.3 s a
+token for a batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`) so that one
 role runs in under a minute.
 """
 
@@ -177,14 +177,17 @@ class RoleTrainConfig:
 
 CPU_COSTS: dict[str, float] = {
     "sft_s_per_row": 13.8 / 8,  # SFT step at batch 8 (measured 10.7 ask, 12.4 answer, 18.3 write)
-    "grpo_s_per_step": 9.7,  # GRPO step, 4 completions: fixed part (reference pass, update)
-    "grpo_s_per_token": 0.09,  # ... plus this per token of the completion budget
+    "grpo_s_per_step": 5.5,  # GRPO step: fixed part (optimiser update, set-up)
+    "grpo_s_per_completion": 1.0,  # ... plus this per completion (forward, reference, backward)
+    "grpo_s_per_token": 0.108,  # ... plus this per token of the completion budget (decoding)
     "eval_s_per_token": 0.3,  # one greedy decoding step for a batch of EVAL_BATCH prompts
     "stage_overhead_s": 5.0,  # load, LoRA wrap, trainer set-up, merge, save
 }
 """Seconds on the 2-core CPU this project is sized for, torch on both cores, fitted to the
-stages of the full run of 2026-11-23 on an idle machine (GRPO: ask 15.4 s a step at 64 tokens,
-write 14.7 at 48, answer 10.8 at 12; whole roles: ask 687 s, answer 567 s, write 1,037 s).
+stages of the full run of 2026-11-23 on an idle machine (GRPO: write 14.7 s a step for 4
+completions of 48 tokens, answer 10.8 for 4 of 12; whole roles: answer 567 s, write 1,037 s)
+and of 2026-11-24 (ask GRPO: 28.5 s a step for 16 completions of 64 tokens; decoding is batched,
+so a step's cost grows with the completions far less than in proportion).
 1 thread is ~1.6x slower; a second busy process on the same cores makes 2 threads thrash, up to
 10x slower, so set torch_threads=1 on a shared machine. Used by `estimate_seconds` to size the
 defaults; the run's own manifests hold the real times."""
@@ -204,11 +207,11 @@ def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None
     batches = math.ceil(cfg.eval_rows_per_task() / EVAL_BATCH) * len(cfg.tasks)
     judge = batches * sft.eval_max_tokens * c["eval_s_per_token"]
     sft_rows = sft.max_steps * sft.per_device_train_batch_size * sft.gradient_accumulation_steps
-    grpo_scale = grpo.per_device_train_batch_size / 4 * grpo.gradient_accumulation_steps
+    grpo_step = grpo.gradient_accumulation_steps * (
+        c["grpo_s_per_step"] + grpo.per_device_train_batch_size * c["grpo_s_per_completion"]
+        + grpo.max_completion_length * c["grpo_s_per_token"])
     eval_loss = sft.max_eval_rows * c["sft_s_per_row"] / 3  # forward only
     return {"base": judge,
             "sft": sft_rows * c["sft_s_per_row"] + eval_loss + judge + c["stage_overhead_s"],
-            "grpo": (grpo.max_steps * grpo_scale * (c["grpo_s_per_step"] + grpo.max_completion_length
-                                                      * c["grpo_s_per_token"])
-                     + judge + c["stage_overhead_s"]),
+            "grpo": grpo.max_steps * grpo_step + judge + c["stage_overhead_s"],
             "test": judge if cfg.eval_test else 0.0}
