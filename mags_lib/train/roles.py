@@ -54,10 +54,11 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 # GRPO sees 4 prompts a step at lr 1e-4, sampling at temperature 0.7, with the per-query
 # precision reward and advantages scaled by the batch's reward std, not each group's: on 160 val
 # rows, over seeds 0-2, the share of queries that find the rule at rank 1 went from 0.86 (SFT)
-# to 0.90-0.92 and the block hit rate stayed at 0.94-0.95 (SFT 0.94). Scaled per group, one seed
-# of three fell to 0.87 / 0.87 (a group whose rewards differ by a guardrail point gets full-size
-# advantages); at 2 prompts a step and lr 2e-4 the per-query rate fell to 0.79; at temperature
-# 1.0 the block hit rate fell by 3 rows (tools/ask_grpo_seeds.py; README).
+# to 0.89-0.92 with fewer queries a block, while the block hit rate went from 0.944 to
+# 0.931-0.944 (it drops backup queries). Scaled per group, one seed of three fell to 0.87 / 0.87
+# (a group whose rewards differ by a guardrail point gets full-size advantages); at 2 prompts a
+# step and lr 2e-4 the per-query rate fell to 0.79; at temperature 1.0 the block hit rate fell by
+# 3 rows (tools/ask_grpo_seeds.py; README).
 ROLE_SIZES: dict[str, dict[str, Any]] = {
     "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
             "grpo_prompts": 4, "grpo_lr": 1e-4, "grpo_temperature": 0.7,
