@@ -11,8 +11,8 @@ single-model variant the two-model system is compared with; evaluated per task).
 Default sizes are set so that a full run of ask + write + answer stays under 45 minutes on an
 idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~11-18 s a step at
 batch 8, GRPO ~11-15 s a step for 4 completions and ~29 s for 16, greedy evaluation ~0.3 s a
-token for a batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`) so that one
-role runs in under a minute.
+token for a batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`)
+so that one role runs in under a minute.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ ROLE_SIZES: dict[str, dict[str, Any]] = {
     "mixed": {"sft_steps": 60, "grpo_steps": 30, "completion_tokens": 64, "eval_tokens": 64},
 }
 """Per role: SFT and GRPO steps, token budgets, and optionally `grpo_prompts` (prompts per GRPO
-step, each with `num_generations` completions; default 1), `grpo_lr` (default 5e-5) and
+step, each with `num_generations` completions; default 1), `grpo_lr` (default 5e-5),
 `grpo_temperature` (rollout sampling temperature; default 1.0) and `grpo_scale_rewards` (TRL's
 advantage scaling: "group", the default, or "batch")."""
 
