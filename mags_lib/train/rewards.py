@@ -14,9 +14,9 @@ Keyword parameters with defaults (`k`, `max_queries`, ...) are set from a config
     >>> sorted(REWARDS)[:4], sorted(REWARDS)[4:]
     (['answer_reward', 'budget_penalty', 'engram_reward', 'format_reward'], ['guardrail_reward', 'recall_precision_reward', 'recall_reward'])
 
-`recall_reward` and `recall_precision_reward` are the only ones with state: it builds a real `LiquidMemory` from the row's
-`gold["memory_facts"]` and caches it by a hash of the facts, so the G generations of one prompt
-(and every later visit) share one memory; recall runs with `learn=False`, so scoring never
+`recall_reward` and `recall_precision_reward` are the only ones with state: they build a real
+`LiquidMemory` from the row's `gold["memory_facts"]` and cache it by a hash of the facts, so the
+G generations of one prompt (and every later visit, by either reward) share one memory; recall runs with `learn=False`, so scoring never
 changes it.
 """
 
