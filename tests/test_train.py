@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mags_lib.errors import MagsError
-from mags_lib.train import backend, data, evaluate, rewards, roles, router, selection
+from mags_lib.train import backend, data, evaluate, mining, rewards, roles, router, selection
 from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, TrainConfig
 from mags_lib.train.data import data_hash, load_jsonl, to_dataset, write_jsonl
 from mags_lib.train.rewards import (
@@ -111,7 +111,7 @@ def test_to_dataset_has_one_schema_for_mixed_tasks():
 # ----- rewards -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [rewards, router, backend, selection, roles])
+@pytest.mark.parametrize("module", [rewards, router, backend, selection, roles, mining])
 def test_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -321,3 +321,29 @@ def test_generate_and_score_with_a_fake_chat_model():
     assert write["accuracy"] == 1.0 and write["accuracy_name"] == "engram_f1"
     with pytest.raises(ValueError):
         evaluate.generate_and_score(Echo([]), rows, kind="poetry")
+
+
+def test_mining_puts_the_rows_the_model_gets_wrong_first():
+    class Scripted:  # greedy output per prompt, keyed by the user message
+        def chat(self, messages, grammar=None, **kwargs):
+            from mags_lib.llm import Completion
+
+            return Completion(text=outputs[messages[-1]["content"]])
+
+    half = "<recall>\nquery: purple glarb rainy\nquery: the sea\n</recall>"
+    texts = [RECALL, half, RECALL, "garbage", RECALL, RECALL]
+    rows = [row("ask", prompt=[{"role": "user", "content": f"turn {i}"}]) for i in range(6)]
+    outputs = {f"turn {i}": t for i, t in enumerate(texts)}
+    reward = {"recall_precision_reward": {"k": 1}}
+    # 2 steps x 4 completions / 2 per prompt = 4 prompts: the two misses, then rows 0 and 2
+    cfg = GRPOStageConfig(max_steps=2, per_device_train_batch_size=4, num_generations=2,
+                          mine_candidates=5, reward_params=reward)
+    picked, info = mining.mine_prompts(Scripted(), rows, cfg)
+    assert [r["prompt"][0]["content"] for r in picked] == ["turn 1", "turn 3", "turn 0", "turn 2"]
+    assert info["candidates"] == 5 and info["below_one"] == 2 and info["n"] == 4
+    assert info["candidate_mean"] == pytest.approx((1 + 0.5 + 1 + 0 + 1) / 5)
+    off = GRPOStageConfig(mine_candidates=0)
+    assert mining.mine_prompts(Scripted(), rows, off) == (rows, {"candidates": 0})
+    assert GRPOStageConfig(mine_candidates=200, smoke=True).resolved().mine_candidates == 4
+    assert roles.RoleTrainConfig(role="ask").stages()[1].mine_candidates == 400
+    assert roles.RoleTrainConfig(role="write").stages()[1].mine_candidates == 0

@@ -122,7 +122,7 @@ class GRPOStageConfig(StageConfig):
         "format_reward", "recall_reward", "recall_precision_reward", "budget_penalty",
         "guardrail_reward"], metadata={
         "help": "reward functions by name (mags_lib.train.rewards.REWARDS)"})
-    reward_weights: list[float] = field(default_factory=lambda: [1.0, 1.0, 1.0, 1.0, 0.5], metadata={
+    reward_weights: list[float] = field(default_factory=lambda: [1.0, 1.0, 0.5, 1.0, 0.5], metadata={
         "help": "one weight per reward; the weighted sum is the scalar reward"})
     reward_params: dict[str, dict] = field(default_factory=lambda: {
         name: {"k": 1, "embedder": "hashing"}
@@ -131,12 +131,19 @@ class GRPOStageConfig(StageConfig):
                 "a hit is the gold fact at rank k = 1; at k = 3, the memory lines an agent shows "
                 "its answer model, the SFT model already finds 0.99 of the rules, which leaves "
                 "GRPO no signal)"})
+    mine_candidates: int = field(default=0, metadata={
+        "help": "before training, decode the starting model greedily on this many training rows "
+                "and give GRPO those scoring below 1 on mine_reward first (mining.py; 0 = off, "
+                "GRPO draws from all training rows)"})
+    mine_reward: str = field(default="recall_precision_reward", metadata={
+        "help": "the reward (by name, with its reward_params) that mining scores outputs with"})
     log_completions: bool = field(default=False, metadata={
         "help": "print sampled completions with their rewards at each logging step"})
 
     def _smoke_sizes(self) -> dict:
         return {**super()._smoke_sizes(), "max_steps": 1, "num_generations": 2,
                 "per_device_train_batch_size": 2, "max_train_rows": 8,
+                "mine_candidates": min(self.mine_candidates, 4),
                 "max_completion_length": min(self.max_completion_length, 16)}
 
 

@@ -7,7 +7,9 @@ named rewards, and push the policy toward the better-than-group-mean ones.
 TRL's `GRPOTrainer` does the algorithm: advantage = (reward - group mean) / group std, a
 clipped policy ratio (`epsilon`), an optional KL term to the starting model (`beta`; with LoRA
 the reference is the same weights with the adapter switched off, i.e. the SFT model). A fresh
-LoRA adapter is trained on the merged SFT checkpoint, then merged and saved like SFT's.
+LoRA adapter is trained on the merged SFT checkpoint, then merged and saved like SFT's. With
+`cfg.mine_candidates`, the prompts are mined first: the training rows the starting model does
+not yet get fully right come first (`mining.py`).
 The reward curve comes from `trainer.state.log_history` and is saved as `reward_curve.json`
 for the notebook to plot; TensorBoard logs go to `models/<name>/tensorboard/`.
 """
@@ -37,6 +39,7 @@ from mags_lib.train.common import (
 from mags_lib.train.config import GRPOStageConfig
 from mags_lib.train.data import data_hash, to_dataset
 from mags_lib.train.evaluate import eval_by_task
+from mags_lib.train.mining import mine_prompts
 from mags_lib.train.rewards import build_rewards
 
 log = logging.getLogger(__name__)
@@ -82,7 +85,9 @@ def run_grpo(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict]
     cfg = cfg.resolved()
     train_rows, eval_rows = train_rows[: cfg.max_train_rows], eval_rows[: cfg.max_eval_rows]
     with timed() as wall, run_context(cfg):
+        train_rows, mining = mine_prompts(str(init_model_dir), train_rows, cfg)
         result = _train(cfg, train_rows, eval_rows, Path(init_model_dir))
+    result.metrics["mining"] = mining
     if is_main_process():
         write_json(result.model_dir / "reward_curve.json", result.reward_curve)
     write_manifest(result.model_dir, cfg, stage="grpo", base_model=str(init_model_dir),

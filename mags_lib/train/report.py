@@ -41,6 +41,8 @@ class StageRecord:
     steps: int = 0
     lora_max_change: float = 0.0
     model_dir: str | None = None
+    mining: dict[str, Any] | None = None
+    """GRPO's prompt mining (`mining.mine_prompts`): candidates, how many scored below 1."""
 
     @property
     def eval_s(self) -> float:
@@ -109,6 +111,7 @@ class RoleReport:
                         "steps": rec.steps, "lora_max_change": rec.lora_max_change,
                         "peak_rss_mb": rec.peak_rss_mb,
                         "peak_cuda_mb": rec.peak_cuda_mb}
+                     | ({"mining": rec.mining} if rec.mining else {})
                      for name, rec in self.stages.items()}
         out: dict[str, Any] = {"role": self.role, "stages": per_stage, "wall_s": self.wall_s,
                                "targets": self.targets(), "data": self.data}

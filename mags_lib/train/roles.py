@@ -34,14 +34,15 @@ ROLE_TASKS: dict[str, tuple[str, ...]] = {"ask": ("ask",), "write": ("write",),
 _GUARD = {"guardrail_reward": 0.5}
 ROLE_REWARDS: dict[str, dict[str, float]] = {
     # recall_reward pays a block once some query hits; recall_precision_reward pays each query
-    # that hits, which is where most of the SFT model's misses are (queries that drop the weather)
-    "ask": {"format_reward": 1.0, "recall_reward": 1.0, "recall_precision_reward": 1.0,
+    # that hits, which is where most of the SFT model's misses are (queries that drop the
+    # weather); at half weight a backup query that misses costs less than a block that misses
+    "ask": {"format_reward": 1.0, "recall_reward": 1.0, "recall_precision_reward": 0.5,
             "budget_penalty": 1.0, **_GUARD},
     "write": {"format_reward": 1.0, "engram_reward": 1.0, "budget_penalty": 1.0, **_GUARD},
     # the game's decision reward: 1 for the right option; format keeps the tag closed
     "answer": {"answer_reward": 1.0, "format_reward": 0.5},
     # each task-specific reward returns None on the other task's rows (left out of the sum)
-    "mixed": {"format_reward": 1.0, "recall_reward": 1.0, "recall_precision_reward": 1.0,
+    "mixed": {"format_reward": 1.0, "recall_reward": 1.0, "recall_precision_reward": 0.5,
               "engram_reward": 1.0, "budget_penalty": 1.0, **_GUARD},
 }
 """GRPO reward functions (by name in `rewards.REWARDS`) and their weights, per role."""
@@ -52,25 +53,29 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 # spread (every completion right), and more GRPO steps lowered the write model's F1 (0.46 ->
 # 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`). The ask model's
 # GRPO sees 4 prompts a step at lr 1e-4, sampling at temperature 0.7, with the per-query
-# precision reward and advantages scaled by the batch's reward std, not each group's: on 160 val
-# rows, over seeds 0-2, the share of queries that find the rule at rank 1 went from 0.86 (SFT)
-# to 0.89-0.92 with fewer queries a block, while the block hit rate went from 0.944 to
-# 0.931-0.944 (it drops backup queries). Scaled per group, one seed of three fell to 0.87 / 0.87
-# (a group whose rewards differ by a guardrail point gets full-size advantages); at 2 prompts a
-# step and lr 2e-4 the per-query rate fell to 0.79; at temperature 1.0 the block hit rate fell by
-# 3 rows (tools/ask_grpo_seeds.py; README).
+# precision reward at half weight and advantages scaled by the batch's reward std, not each
+# group's, on prompts mined from 400 training rows (`mining.py`: the SFT model's greedy output
+# misses with some query on ~14-20% of them, enough to fill the 40 prompts). Without mining, on
+# 160 val rows over seeds 0-2, the share of queries that find the rule at rank 1 went from 0.86
+# (SFT) to 0.89-0.92 but the block hit rate from 0.944 to 0.931-0.944: most groups of random
+# prompts scored alike, and GRPO mostly learnt to drop backup queries. Mined from 200 rows (one
+# seed got 25 hard rows and 15 solved ones), that seed still fell to 1.5 queries a block and
+# lost blocks; from 400 (all 40 hard) it kept 2.0. Scaled per group, one seed of three fell to
+# 0.87 / 0.87; at temperature 1.0 the block hit rate fell by 3 rows (README).
 ROLE_SIZES: dict[str, dict[str, Any]] = {
     "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
             "grpo_prompts": 4, "grpo_lr": 1e-4, "grpo_temperature": 0.7,
-            "grpo_scale_rewards": "batch"},
+            "grpo_scale_rewards": "batch", "grpo_mine": 400},
     "write": {"sft_steps": 40, "grpo_steps": 10, "completion_tokens": 48, "eval_tokens": 48},
     "answer": {"sft_steps": 30, "grpo_steps": 10, "completion_tokens": 12, "eval_tokens": 16},
     "mixed": {"sft_steps": 60, "grpo_steps": 30, "completion_tokens": 64, "eval_tokens": 64},
 }
 """Per role: SFT and GRPO steps, token budgets, and optionally `grpo_prompts` (prompts per GRPO
 step, each with `num_generations` completions; default 1), `grpo_lr` (default 5e-5),
-`grpo_temperature` (rollout sampling temperature; default 1.0) and `grpo_scale_rewards` (TRL's
-advantage scaling: "group", the default, or "batch")."""
+`grpo_temperature` (rollout sampling temperature; default 1.0), `grpo_scale_rewards` (TRL's
+advantage scaling: "group", the default, or "batch") and `grpo_mine` (training rows the SFT model
+is decoded on to mine GRPO's prompts, `mining.py`; default 0, off) with `grpo_mine_reward` (the
+reward a mined row scores below 1 on; default recall_precision_reward)."""
 
 
 def default_stages(role: str, sizes: dict[str, Any] | None = None
@@ -89,6 +94,8 @@ def default_stages(role: str, sizes: dict[str, Any] | None = None
                            learning_rate=s.get("grpo_lr", 5e-5),
                            temperature=s.get("grpo_temperature", 1.0),
                            scale_rewards=s.get("grpo_scale_rewards", "group"),
+                           mine_candidates=s.get("grpo_mine", 0),
+                           mine_reward=s.get("grpo_mine_reward", "recall_precision_reward"),
                            reward_names=list(rewards), reward_weights=list(rewards.values()))
     return sft, grpo
 
@@ -182,13 +189,15 @@ CPU_COSTS: dict[str, float] = {
     "grpo_s_per_completion": 1.0,  # ... plus this per completion (forward, reference, backward)
     "grpo_s_per_token": 0.108,  # ... plus this per token of the completion budget (decoding)
     "eval_s_per_token": 0.3,  # one greedy decoding step for a batch of EVAL_BATCH prompts
+    "mine_s_per_row": 0.31,  # GRPO prompt mining: the SFT model's greedy output, which ends early
     "stage_overhead_s": 5.0,  # load, LoRA wrap, trainer set-up, merge, save
 }
 """Seconds on the 2-core CPU this project is sized for, torch on both cores, fitted to the
 stages of the full run of 2026-11-23 on an idle machine (GRPO: write 14.7 s a step for 4
 completions of 48 tokens, answer 10.8 for 4 of 12; whole roles: answer 567 s, write 1,037 s)
 and of 2026-11-24 (ask GRPO: 28.5 s a step for 16 completions of 64 tokens; decoding is batched,
-so a step's cost grows with the completions far less than in proportion).
+so a step's cost grows with the completions far less than in proportion; mining: 62 s for the
+SFT model's output on 200 training rows).
 1 thread is ~1.6x slower; a second busy process on the same cores makes 2 threads thrash, up to
 10x slower, so set torch_threads=1 on a shared machine. Used by `estimate_seconds` to size the
 defaults; the run's own manifests hold the real times."""
@@ -212,7 +221,8 @@ def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None
         c["grpo_s_per_step"] + grpo.per_device_train_batch_size * c["grpo_s_per_completion"]
         + grpo.max_completion_length * c["grpo_s_per_token"])
     eval_loss = sft.max_eval_rows * c["sft_s_per_row"] / 3  # forward only
+    mine = grpo.mine_candidates * c["mine_s_per_row"]
     return {"base": judge,
             "sft": sft_rows * c["sft_s_per_row"] + eval_loss + judge + c["stage_overhead_s"],
-            "grpo": grpo.max_steps * grpo_step + judge + c["stage_overhead_s"],
+            "grpo": mine + grpo.max_steps * grpo_step + judge + c["stage_overhead_s"],
             "test": judge if cfg.eval_test else 0.0}

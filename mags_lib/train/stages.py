@@ -110,7 +110,8 @@ def _record(stage: str, result: Any, wall: dict, mem: dict) -> StageRecord:
     m = result.metrics
     return StageRecord(stage, m.get("generation", {}), wall["s"], mem["rss_mb"], mem["cuda_mb"],
                        train_s=m["train_seconds"], steps=m["steps"],
-                       lora_max_change=m["lora_max_change"], model_dir=str(result.model_dir))
+                       lora_max_change=m["lora_max_change"], model_dir=str(result.model_dir),
+                       mining=m.get("mining"))
 
 
 def train_role(cfg: RoleTrainConfig | str) -> RoleReport:

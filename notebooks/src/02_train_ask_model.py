@@ -8,7 +8,10 @@
 #
 # Each role: judge the base model on held-out (val) rows, SFT cold start, GRPO from the SFT
 # model with the role's rewards (ask: format + recall + recall precision + budget + guardrail;
-# answer: the game's decision reward + format), judge again. Judging is by generation (greedy,
+# answer: the game's decision reward + format), judge again. The ask model's GRPO prompts are
+# mined: the SFT model decodes 200 training rows greedily and the rows where some query misses
+# come first (`mags_lib.train.mining`), since a group whose completions all score the same
+# teaches GRPO nothing. Judging is by generation (greedy,
 # no grammar):
 # adherence = share of outputs that parse completely, accuracy = recall hit rate / answer
 # accuracy. Reads `data/synth/{ask,answer}/` (notebook 01); writes `models/{ask,answer}-{sft,grpo}/`
@@ -18,7 +21,7 @@
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 ASK_SFT_STEPS = 36  # ~11 s a step at batch 8 on an idle 2-core CPU
-ASK_GRPO_STEPS = 10  # ~29 s a step (4 prompts x 4 completions of up to 64 tokens)
+ASK_GRPO_STEPS = 10  # ~29 s a step (4 prompts x 4 completions of up to 64 tokens), ~1 min mining
 ANSWER_SFT_STEPS = 30
 ANSWER_GRPO_STEPS = 10  # ~11 s a step (completions of up to 12 tokens)
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO)
@@ -47,6 +50,7 @@ answer_cfg = RoleTrainConfig(role="answer", **run).with_steps(ANSWER_SFT_STEPS, 
 # %%
 ask = train_role(ask_cfg)
 ask.save(OUT)
+print("GRPO prompt mining:", ask.stages["grpo"].mining)
 display(pd.DataFrame(ask.table()))
 save_figure(plot_role_training(ask), OUT / "ask_curves.png")
 print(ask.samples_text(3))
