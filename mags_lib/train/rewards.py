@@ -183,7 +183,16 @@ def recall_queries(text: str) -> list[str]:
 def query_hits(text: str, gold: dict, k: int = 5, max_queries: int = 4,
                embedder: str = "hashing") -> list[bool] | None:
     """For each of the completion's first `max_queries` recall queries: does it retrieve the
-    gold fact in the top `k`? None for rows without memory facts (see `recall_reward`)."""
+    gold fact in the top `k`? A query that repeats an earlier one of the block (same tokens)
+    counts as a miss: it reads nothing new. None for rows without memory facts (see
+    `recall_reward`).
+
+    >>> gold = {"memory_facts": ["The purple glarb eats stones.", "The red fox sleeps."],
+    ...         "gold_node_text": "The purple glarb eats stones."}
+    >>> query_hits("<recall>\\nquery: glarb food\\nquery: Glarb food!\\nquery: fox\\n</recall>",
+    ...            gold, k=1)
+    [True, False, False]
+    """
     facts, target = gold.get("memory_facts"), gold.get("gold_node_text")
     if not facts or not (target or gold.get("gold_key")):
         return None
@@ -191,9 +200,14 @@ def query_hits(text: str, gold: dict, k: int = 5, max_queries: int = 4,
     gold_id = by_key.get(gold.get("gold_key")) if gold.get("gold_key") else None
     if gold_id is None and target:
         gold_id = by_text.get(_norm(target))
-    return [any(hit.node_id == gold_id or (target and _norm(hit.text) == _norm(target))
-                for hit in memory.recall(query, k=k, learn=False))
-            for query in recall_queries(text)[:max_queries]]
+    out, seen = [], set()
+    for query in recall_queries(text)[:max_queries]:
+        repeat, norm = _norm(query) in seen, _norm(query)
+        seen.add(norm)
+        out.append(not repeat and any(
+            hit.node_id == gold_id or (target and _norm(hit.text) == _norm(target))
+            for hit in memory.recall(query, k=k, learn=False)))
+    return out
 
 
 def _recall_hit(text: str, gold: dict, k: int, max_queries: int, embedder: str) -> float | None:
@@ -230,15 +244,18 @@ def recall_precision_reward(completions: list, gold: list | None = None, k: int 
     misses (it names the creature but not the weather, say) scores like a perfect one although
     the miss still costs a memory read and brings wrong lines into the answer's context. This
     term tells such blocks apart, which is most of the reward spread GRPO gets once the SFT
-    model already hits with some query on nearly every row.
+    model already hits with some query on nearly every row. A query repeated in the block
+    counts as a miss (`query_hits`): otherwise repeating the one good query would pay like a
+    second good one (GRPO found that).
 
     >>> gold = {"memory_facts": ["On rainy turns, the purple glarb eats only the stone.",
     ...                          "On sunny turns, the purple glarb eats only the copper."],
     ...         "gold_node_text": "On rainy turns, the purple glarb eats only the stone."}
     >>> recall_precision_reward(["<recall>\\nquery: purple glarb rainy\\n</recall>",
     ...                          "<recall>\\nquery: purple glarb rainy\\nquery: sunny\\n</recall>",
-    ...                          "no block"], gold=[gold] * 3, k=1)
-    [1.0, 0.5, 0.0]
+    ...                          "<recall>\\nquery: glarb rainy\\nquery: glarb rainy\\n</recall>",
+    ...                          "no block"], gold=[gold] * 4, k=1)
+    [1.0, 0.5, 0.5, 0.0]
     """
     golds = _column({"gold": gold}, "gold", len(completions))
     out: list[float | None] = []
