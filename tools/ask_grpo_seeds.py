@@ -25,6 +25,7 @@ from mags_lib.errors import MagsError
 from mags_lib.paths import MODELS_DIR, results_dir
 from mags_lib.train.evaluate import ask_hit_rates, generate
 from mags_lib.train.grpo import run_grpo
+from mags_lib.train.rewards import format_reward
 from mags_lib.train.roles import RoleTrainConfig
 from mags_lib.train.stages import first_per_task, load_role_data
 
@@ -59,28 +60,37 @@ def main() -> None:
     for name in ("ask-sft", "ask-grpo", *saved):
         if (MODELS_DIR / name).is_dir():
             texts = generate(str(MODELS_DIR / name), prompts, cfg.eval_max_tokens)
-            models[name] = ask_hit_rates(texts, val, params)
+            models[name] = judged(texts, val, params)
     for seed in args.seeds:
         _, stage = RoleTrainConfig(role="ask", seed=seed, torch_threads=args.torch_threads).stages()
         stage = dataclasses.replace(stage, output_dir=str(MODELS_DIR / f"ask-grpo-seed{seed}"))
         t0 = time.perf_counter()
         result = run_grpo(stage, rows["train"], [], MODELS_DIR / "ask-sft")  # judged below
         texts = generate((result.model, result.tokenizer), prompts, cfg.eval_max_tokens)
-        models[f"ask-grpo-seed{seed}"] = {**ask_hit_rates(texts, val, params),
-                                          "train_s": time.perf_counter() - t0}
+        models[f"ask-grpo-seed{seed}"] = {**judged(texts, val, params),
+                                          "train_s": time.perf_counter() - t0,
+                                          "mining": result.metrics.get("mining")}
     path.write_text(json.dumps(out, indent=2))
     print(json.dumps({k: v for k, v in out.items() if k != "grpo"}, indent=2))
     print(markdown(json.loads(path.read_text())))  # keys as strings, as saved
 
 
+def judged(texts: list[str], rows: list[dict], params: dict) -> dict:
+    """Hit rates (`ask_hit_rates`) and adherence (the share of outputs that parse completely)."""
+    fmt = format_reward(texts, task=["ask"] * len(texts))
+    return {**ask_hit_rates(texts, rows, params),
+            "adherence": sum(f == 1.0 for f in fmt) / max(1, len(fmt))}
+
+
 def markdown(out: dict) -> str:
     """The judged models as a markdown table (the README's seed table)."""
     lines = [f"| ask model, {out['rows']} {out['split']} rows | hit@1 | per query @1 | hit@3 "
-             "| queries / row |", "|---|---|---|---|---|"]
+             "| queries / row | adherence |", "|---|---|---|---|---|---|"]
     for name, h in out["models"].items():
         hit, per_query = h["hit_at"], h["query_hit_at"]
+        adherence = f"{h['adherence']:.3f}" if "adherence" in h else "-"
         lines.append(f"| {name} | {hit['1']:.3f} | {per_query['1']:.3f} | {hit['3']:.3f} "
-                     f"| {h['queries_per_row']:.2f} |")
+                     f"| {h['queries_per_row']:.2f} | {adherence} |")
     return "\n".join(lines)
 
 
