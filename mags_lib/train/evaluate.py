@@ -121,7 +121,8 @@ def score(texts: list[str], rows: list[dict], task: str,
 def ask_hit_rates(texts: list[str], rows: list[dict], params: dict[str, Any]) -> dict[str, Any]:
     """Recall hit rates of ask outputs at the depths `HIT_AT` (the reward's k is one choice):
     `hit_at` (some query finds the gold fact, as `recall_reward`), `query_hit_at` (the share of
-    queries that find it: a query that misses still costs a memory read and context) and
+    queries that find it: a query that misses still costs a memory read and context; a repeat
+    of an earlier query of the block counts as a miss, `rewards.query_hits`) and
     `queries_per_row`."""
     kw = {key: v for key, v in params.items() if key != "k"}
     out: dict[str, Any] = {"hit_at": {}, "query_hit_at": {}}

@@ -54,14 +54,14 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 # 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`). The ask model's
 # GRPO sees 4 prompts a step at lr 1e-4, sampling at temperature 0.7, with the per-query
 # precision reward at half weight and advantages scaled by the batch's reward std, not each
-# group's, on prompts mined from 400 training rows (`mining.py`: the SFT model's greedy output
-# misses with some query on ~14-20% of them, enough to fill the 40 prompts). Without mining, on
-# 160 val rows over seeds 0-2, the share of queries that find the rule at rank 1 went from 0.86
-# (SFT) to 0.89-0.92 but the block hit rate from 0.944 to 0.931-0.944: most groups of random
-# prompts scored alike, and GRPO mostly learnt to drop backup queries. Mined from 200 rows (one
-# seed got 25 hard rows and 15 solved ones), that seed still fell to 1.5 queries a block and
-# lost blocks; from 400 (all 40 hard) it kept 2.0. Scaled per group, one seed of three fell to
-# 0.87 / 0.87; at temperature 1.0 the block hit rate fell by 3 rows (README).
+# group's, on prompts mined from 400 training rows (`mining.py`: the rows where the SFT model's
+# greedy output has a query that misses or repeats fill the 40 prompts). On 160 val rows over
+# seeds 0-2 this lifts the block hit rate from 0.944 to 0.950-0.963 and the per-query rate from
+# 0.71 to 0.76-0.82 (test: per query 0.74 -> 0.77-0.81, blocks -2 to +2 rows; README).
+# Without mining most groups of random prompts scored alike and GRPO mostly learnt to drop
+# backup queries (blocks 0.931-0.944); mined from 200 rows, one seed got 15 solved prompts and
+# fell to 1.5 queries a block; scaled per group, one seed of three collapsed; at temperature
+# 1.0 the block hit rate fell by 3 rows (tools/ask_grpo_seeds.py; README).
 ROLE_SIZES: dict[str, dict[str, Any]] = {
     "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
             "grpo_prompts": 4, "grpo_lr": 1e-4, "grpo_temperature": 0.7,

@@ -58,7 +58,8 @@ print(ask.samples_text(3))
 # %% [markdown]
 # Recall hit rate at several depths: `hit@k`, some query of the block finds the governing rule
 # among the top k (the reward uses k = 1; an agent shows its answer model 3 lines), and
-# `query hit@k`, the share of queries that do (a query that misses still costs a memory read).
+# `query hit@k`, the share of queries that do (a query that misses still costs a memory read;
+# a query repeated in the block counts as a miss: the SFT model often writes its query twice).
 
 # %%
 display(pd.DataFrame([{"stage": s, **{f"hit@{k}": v for k, v in g["hit_at"].items()},
