@@ -11,7 +11,7 @@ again instead, e.g. on the test split): `ask_hit_rates` at depths 1, 3, 5 (hit@k
 rule; query hit@k: the share of queries that do). Prints one JSON object and writes it to
 `results/02_train_ask_model/grpo_seeds_<split>.json` (merged with what is there, so seeds can
 be run in separate calls). Each seed mines its GRPO prompts from its own shuffle of the
-training rows (`mags_lib.train.mining`). About 7 minutes a seed on 2 idle cores.
+training rows (`mags_lib.train.mining`). About 8 minutes a seed on 2 idle cores.
 """
 
 from __future__ import annotations

@@ -202,11 +202,11 @@ def query_hits(text: str, gold: dict, k: int = 5, max_queries: int = 4,
         gold_id = by_text.get(_norm(target))
     out, seen = [], set()
     for query in recall_queries(text)[:max_queries]:
-        repeat, norm = _norm(query) in seen, _norm(query)
-        seen.add(norm)
-        out.append(not repeat and any(
+        norm = _norm(query)
+        out.append(norm not in seen and any(
             hit.node_id == gold_id or (target and _norm(hit.text) == _norm(target))
             for hit in memory.recall(query, k=k, learn=False)))
+        seen.add(norm)
     return out
 
 
