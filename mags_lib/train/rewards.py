@@ -16,8 +16,8 @@ Keyword parameters with defaults (`k`, `max_queries`, ...) are set from a config
 
 `recall_reward` and `recall_precision_reward` are the only ones with state: they build a real
 `LiquidMemory` from the row's `gold["memory_facts"]` and cache it by a hash of the facts, so the
-G generations of one prompt (and every later visit, by either reward) share one memory; recall runs with `learn=False`, so scoring never
-changes it.
+G generations of one prompt (and every later visit, by either reward) share one memory; recall
+runs with `learn=False`, so scoring never changes it.
 """
 
 from __future__ import annotations
