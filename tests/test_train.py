@@ -12,7 +12,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mags_lib.errors import MagsError
-from mags_lib.train import backend, data, evaluate, mining, rewards, roles, router, selection
+from mags_lib.train import (
+    backend,
+    compare,
+    data,
+    evaluate,
+    mining,
+    rewards,
+    roles,
+    router,
+    selection,
+)
 from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, TrainConfig
 from mags_lib.train.data import data_hash, load_jsonl, to_dataset, write_jsonl
 from mags_lib.train.rewards import (
@@ -111,7 +121,7 @@ def test_to_dataset_has_one_schema_for_mixed_tasks():
 # ----- rewards -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [rewards, router, backend, selection, roles, mining])
+@pytest.mark.parametrize("module", [rewards, router, backend, selection, roles, mining, compare])
 def test_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -347,3 +357,26 @@ def test_mining_puts_the_rows_the_model_gets_wrong_first():
     assert GRPOStageConfig(mine_candidates=200, smoke=True).resolved().mine_candidates == 4
     assert roles.RoleTrainConfig(role="ask").stages()[1].mine_candidates == 400
     assert roles.RoleTrainConfig(role="write").stages()[1].mine_candidates == 0
+
+
+def test_paired_gain_resamples_whole_groups_and_counts_who_is_ahead():
+    # game "x": b fixes two misses; game "y": b loses one hit; game "z": a tie
+    a = [(0.0, 1.0), (0.0, 1.0), (1.0, 1.0), (1.0, 1.0), (1.0, 2.0), (2.0, 2.0), None]
+    b = [(1.0, 1.0), (1.0, 1.0), (1.0, 1.0), (0.0, 1.0), (1.0, 2.0), (1.0, 2.0), (1.0, 1.0)]
+    groups = ["x", "x", "y", "y", "z", "z", "z"]
+    g = compare.paired_gain(a, b, groups=groups, n_boot=4000)
+    assert g["rows"] == 6  # the row a does not score is dropped from both
+    assert (g["a"], g["b"]) == (5 / 8, 5 / 8) and g["gain"] == 0.0
+    assert (g["rows_b_ahead"], g["rows_b_behind"]) == (2, 2)
+    assert (g["groups"], g["groups_b_ahead"], g["groups_b_behind"]) == (3, 1, 2)
+    assert g["resampled"] == "groups" and g["ci"][0] < 0 < g["ci"][1]
+    # a resample of whole groups lies between all-y (a 2/2, b 1/2: -0.5) and all-x (+1.0);
+    assert g["ci"][0] >= -0.5 - 1e-9 and g["ci"][1] <= 1.0 + 1e-9
+    by_row = compare.paired_gain(a, b, n_boot=4000)
+    assert by_row["resampled"] == "rows" and "groups" not in by_row
+    per_query = compare.hits_to_pairs([[True, True], [False], [], None], per_query=True)
+    assert per_query == [(2.0, 2.0), (0.0, 1.0), (0.0, 1.0), None]
+    with pytest.raises(ValueError, match="one entry per row"):
+        compare.paired_gain(a, b[:3])
+    with pytest.raises(ValueError, match="no row"):
+        compare.paired_gain([None], [(1.0, 1.0)])

@@ -172,6 +172,21 @@ def test_report_table_targets_save_and_figure(tmp_path):
                                        "query_recall_sft": 0.6, "query_recall_grpo": 0.55,
                                        "query_recall_grpo_above_sft": False}
     assert "| SFT+GRPO | ask |" in report.markdown() and "peak_cuda_mb" not in report.markdown()
+    # with per-row hits on the same rows, the paired gain and its interval over games
+    games = [1, 1, 2, 2, 3, 3, 4, 4]
+    report.stages["sft"].generation["ask"].update(
+        row_hits_at_1=[[True, False]] * 8, row_games=games)
+    report.stages["grpo"].generation["ask"].update(
+        row_hits_at_1=[[True]] * 7 + [[False]], row_games=games)
+    gain = report.targets()["ask"]["recall_gain"]
+    q, b = gain["per_query"], gain["per_block"]
+    # game 4: SFT 2 of 4 queries, GRPO 1 of 2: a tie
+    assert (q["a"], q["b"], q["groups"], q["groups_b_ahead"], q["groups_b_behind"]) == (
+        0.5, 7 / 8, 4, 3, 0)
+    assert q["beyond_noise"] and q["ci"][0] > 0
+    assert (b["gain"], b["rows_b_behind"], b["beyond_noise"]) == (-1 / 8, 1, False)
+    report.stages["grpo"].generation["ask"]["row_games"] = games[::-1]  # other rows: no pair
+    assert "recall_gain" not in report.targets()["ask"]
     assert report.samples_text(1).count("output:") == 3
     paths = report.save(tmp_path)
     assert json.loads(paths["table"].read_text()) == table

@@ -12,6 +12,12 @@ rule; query hit@k: the share of queries that do). Prints one JSON object and wri
 `results/02_train_ask_model/grpo_seeds_<split>.json` (merged with what is there, so seeds can
 be run in separate calls). Each seed mines its GRPO prompts from its own shuffle of the
 training rows (`mags_lib.train.mining`). About 8 minutes a seed on 2 idle cores.
+
+Each GRPO model is also compared with `ask-sft` on the same rows at depth 1, per query and per
+block (`mags_lib.train.compare.paired_gain`: the gain and a 95% bootstrap interval that
+resamples whole games, since rows of one game share rules; and the games where each is
+ahead). The outputs are kept in `grpo_seeds_<split>_outputs.json`; `--rejudge` scores them
+again without generating (after a change to the scoring).
 """
 
 from __future__ import annotations
@@ -23,7 +29,8 @@ import time
 
 from mags_lib.errors import MagsError
 from mags_lib.paths import MODELS_DIR, results_dir
-from mags_lib.train.evaluate import ask_hit_rates, generate
+from mags_lib.train.compare import hits_to_pairs, paired_gain
+from mags_lib.train.evaluate import ask_hit_rates, ask_row_hits, generate
 from mags_lib.train.grpo import run_grpo
 from mags_lib.train.rewards import format_reward
 from mags_lib.train.roles import RoleTrainConfig
@@ -36,6 +43,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=160, help="rows of the split judged")
     ap.add_argument("--split", choices=("val", "test"), default="val")
     ap.add_argument("--torch-threads", type=int, default=None)
+    ap.add_argument("--rejudge", action="store_true",
+                    help="score the saved outputs again; generate and train nothing")
     args = ap.parse_args()
     if not (MODELS_DIR / "ask-sft").is_dir():
         raise MagsError(f"{MODELS_DIR / 'ask-sft'} not found",
@@ -47,29 +56,37 @@ def main() -> None:
     val = first_per_task(rows[args.split], args.rows)
     prompts = [r["prompt"] for r in val]
     path = results_dir("02_train_ask_model") / f"grpo_seeds_{args.split}.json"
-    try:
-        out = json.loads(path.read_text())
-        if out.get("rows") != len(val):
-            out = {}
-    except (OSError, ValueError):
-        out = {}
+    out, outputs = _saved(path, len(val)), _saved(_outputs_path(path), len(val))
     out.update({"rows": len(val), "split": args.split, "reward_params": params,
                 "grpo": dataclasses.asdict(grpo_cfg)})
-    models = out.setdefault("models", {})
-    saved = [] if args.seeds else sorted(p.name for p in MODELS_DIR.glob("ask-grpo-seed*"))
-    for name in ("ask-sft", "ask-grpo", *saved):
-        if (MODELS_DIR / name).is_dir():
-            texts = generate(str(MODELS_DIR / name), prompts, cfg.eval_max_tokens)
-            models[name] = judged(texts, val, params)
-    for seed in args.seeds:
-        _, stage = RoleTrainConfig(role="ask", seed=seed, torch_threads=args.torch_threads).stages()
-        stage = dataclasses.replace(stage, output_dir=str(MODELS_DIR / f"ask-grpo-seed{seed}"))
-        t0 = time.perf_counter()
-        result = run_grpo(stage, rows["train"], [], MODELS_DIR / "ask-sft")  # judged below
-        texts = generate((result.model, result.tokenizer), prompts, cfg.eval_max_tokens)
-        models[f"ask-grpo-seed{seed}"] = {**judged(texts, val, params),
-                                          "train_s": time.perf_counter() - t0,
-                                          "mining": result.metrics.get("mining")}
+    outputs["rows"] = len(val)
+    models, texts_of = out.setdefault("models", {}), outputs.setdefault("texts", {})
+    if args.rejudge:
+        for name, texts in texts_of.items():
+            models[name] = {**models.get(name, {}), **judged(texts, val, params)}
+    else:
+        saved = [] if args.seeds else sorted(p.name for p in MODELS_DIR.glob("ask-grpo-seed*"))
+        for name in ("ask-sft", "ask-grpo", *saved):
+            if (MODELS_DIR / name).is_dir():
+                texts_of[name] = generate(str(MODELS_DIR / name), prompts, cfg.eval_max_tokens)
+                models[name] = judged(texts_of[name], val, params)
+        for seed in args.seeds:
+            _, stage = RoleTrainConfig(role="ask", seed=seed,
+                                       torch_threads=args.torch_threads).stages()
+            stage = dataclasses.replace(stage,
+                                        output_dir=str(MODELS_DIR / f"ask-grpo-seed{seed}"))
+            t0 = time.perf_counter()
+            result = run_grpo(stage, rows["train"], [], MODELS_DIR / "ask-sft")  # judged below
+            name = f"ask-grpo-seed{seed}"
+            texts_of[name] = generate((result.model, result.tokenizer), prompts,
+                                      cfg.eval_max_tokens)
+            models[name] = {**judged(texts_of[name], val, params),
+                            "train_s": time.perf_counter() - t0,
+                            "mining": result.metrics.get("mining")}
+    if "ask-sft" in texts_of:
+        out["vs_sft"] = {name: against(texts_of["ask-sft"], texts, val, params)
+                         for name, texts in texts_of.items() if name != "ask-sft"}
+    _outputs_path(path).write_text(json.dumps(outputs))
     path.write_text(json.dumps(out, indent=2))
     print(json.dumps({k: v for k, v in out.items() if k != "grpo"}, indent=2))
     print(markdown(json.loads(path.read_text())))  # keys as strings, as saved
@@ -82,6 +99,29 @@ def judged(texts: list[str], rows: list[dict], params: dict) -> dict:
             "adherence": sum(f == 1.0 for f in fmt) / max(1, len(fmt))}
 
 
+def _outputs_path(path):
+    return path.with_name(path.stem + "_outputs.json")
+
+
+def _saved(path, rows: int) -> dict:
+    """What an earlier call wrote for the same number of rows, else nothing."""
+    try:
+        out = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return out if out.get("rows") == rows else {}
+
+
+def against(sft: list[str], texts: list[str], rows: list[dict], params: dict) -> dict:
+    """`texts` against the SFT model's outputs on the same rows at depth 1, per query and per
+    block: `paired_gain` with whole games resampled."""
+    games = [r.get("game_seed") for r in rows]
+    hits_a, hits_b = ask_row_hits(sft, rows, params, 1), ask_row_hits(texts, rows, params, 1)
+    return {unit: paired_gain(hits_to_pairs(hits_a, unit == "per_query"),
+                              hits_to_pairs(hits_b, unit == "per_query"), groups=games)
+            for unit in ("per_query", "per_block")}
+
+
 def markdown(out: dict) -> str:
     """The judged models as a markdown table (the README's seed table)."""
     lines = [f"| ask model, {out['rows']} {out['split']} rows | hit@1 | per query @1 | hit@3 "
@@ -91,6 +131,16 @@ def markdown(out: dict) -> str:
         adherence = f"{h['adherence']:.3f}" if "adherence" in h else "-"
         lines.append(f"| {name} | {hit['1']:.3f} | {per_query['1']:.3f} | {hit['3']:.3f} "
                      f"| {h['queries_per_row']:.2f} | {adherence} |")
+    if out.get("vs_sft"):
+        lines += ["", f"| against ask-sft, {out['rows']} {out['split']} rows, depth 1 "
+                  "| per query: gain [95% CI, games resampled] | games ahead / behind "
+                  "| per block: gain [95% CI] | rows ahead / behind |", "|---|---|---|---|---|"]
+        for name, g in out["vs_sft"].items():
+            q, b = g["per_query"], g["per_block"]
+            lines.append(f"| {name} | {q['gain']:+.3f} [{q['ci'][0]:+.3f}, {q['ci'][1]:+.3f}] "
+                         f"| {q['groups_b_ahead']} / {q['groups_b_behind']} of {q['groups']} "
+                         f"| {b['gain']:+.3f} [{b['ci'][0]:+.3f}, {b['ci'][1]:+.3f}] "
+                         f"| {b['rows_b_ahead']} / {b['rows_b_behind']} |")
     return "\n".join(lines)
 
 

@@ -114,7 +114,11 @@ def score(texts: list[str], rows: list[dict], task: str,
            "accuracy": mean(accuracy) if accuracy else None, "n_scored": len(scored),
            "_format": fmt, "_task": task_scores}
     if task == "ask":
-        out.update(ask_hit_rates(texts, rows, params.get(reward.__name__, {})))
+        rp = params.get(reward.__name__, {})
+        out.update(ask_hit_rates(texts, rows, rp))
+        # per row, for a paired comparison of two stages on the same rows (`compare.py`)
+        out["row_hits_at_1"] = ask_row_hits(texts, rows, rp, 1)
+        out["row_games"] = [r.get("game_seed") for r in rows]
     return out
 
 
@@ -124,17 +128,24 @@ def ask_hit_rates(texts: list[str], rows: list[dict], params: dict[str, Any]) ->
     queries that find it: a query that misses still costs a memory read and context; a repeat
     of an earlier query of the block counts as a miss, `rewards.query_hits`) and
     `queries_per_row`."""
-    kw = {key: v for key, v in params.items() if key != "k"}
     out: dict[str, Any] = {"hit_at": {}, "query_hit_at": {}}
     for k in HIT_AT:
-        per_row = [query_hits(completion_text(t), gold_of(r["gold"]), k=k, **kw)
-                   for t, r in zip(texts, rows, strict=True)]
+        per_row = ask_row_hits(texts, rows, params, k)
         scored = [h for h in per_row if h is not None]
         queries = [q for h in scored for q in h]
         out["hit_at"][k] = mean(float(any(h)) for h in scored) if scored else None
         out["query_hit_at"][k] = mean(map(float, queries)) if queries else None
     out["queries_per_row"] = len(queries) / len(scored) if scored else None
     return out
+
+
+def ask_row_hits(texts: list[str], rows: list[dict], params: dict[str, Any],
+                 k: int) -> list[list[bool] | None]:
+    """Per row, whether each recall query of the output finds the gold fact in the top `k`
+    (`rewards.query_hits` with the reward's other `params`); None for rows without gold."""
+    kw = {key: v for key, v in params.items() if key != "k"}
+    return [query_hits(completion_text(t), gold_of(r["gold"]), k=k, **kw)
+            for t, r in zip(texts, rows, strict=True)]
 
 
 def generate_and_score(model: Any, rows: list[dict], kind: str, max_tokens: int = 64,

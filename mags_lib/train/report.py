@@ -130,7 +130,10 @@ class RoleReport:
     def targets(self) -> dict[str, Any]:
         """The issue's targets, per task: final adherence >= 95% (no grammar) and, for ask,
         a recall hit rate after GRPO above the SFT-only one: per block (some query finds the
-        rule at the reward's depth, the stage accuracy) and per query (hit@1 of each query)."""
+        rule at the reward's depth, the stage accuracy) and per query (hit@1 of each query).
+        With per-row hits in both reports (same rows), `recall_gain` holds each unit's paired
+        gain with a 95% bootstrap interval over the rows' games (`compare.paired_gain`) and
+        `beyond_noise` (the interval's low end above 0)."""
         out: dict[str, Any] = {}
         for task in self.tasks:
             sft = self.stages["sft"].generation.get(task, {})
@@ -146,6 +149,9 @@ class RoleReport:
                                  query_recall_sft=qa, query_recall_grpo=qb,
                                  query_recall_grpo_above_sft=(None if qa is None or qb is None
                                                               else qb > qa))
+                gain = _recall_gain(sft, grpo)
+                if gain:
+                    out[task]["recall_gain"] = gain
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -178,6 +184,26 @@ class RoleReport:
             writer.writerows(self.table())
         paths["csv"] = csv_path
         return paths
+
+
+def _recall_gain(sft: dict[str, Any], grpo: dict[str, Any]) -> dict[str, Any] | None:
+    """GRPO against SFT on the same ask rows, per query and per block: the paired gain, its
+    interval with whole games resampled, the games where each is ahead; None without per-row
+    hits (reports from before they were kept) or when the rows differ."""
+    from mags_lib.train.compare import hits_to_pairs, paired_gain
+
+    a, b = sft.get("row_hits_at_1"), grpo.get("row_hits_at_1")
+    games = sft.get("row_games")
+    if not a or not b or len(a) != len(b) or games != grpo.get("row_games"):
+        return None
+    if all(h is None for h in a):
+        return None
+    out = {}
+    for unit in ("per_query", "per_block"):
+        g = paired_gain(hits_to_pairs(a, unit == "per_query"),
+                        hits_to_pairs(b, unit == "per_query"), groups=games)
+        out[unit] = {**g, "beyond_noise": g["ci"][0] > 0}
+    return out
 
 
 def _task_numbers(g: dict[str, Any]) -> dict[str, Any]:

@@ -9,12 +9,11 @@
 # Each role: judge the base model on held-out (val) rows, SFT cold start, GRPO from the SFT
 # model with the role's rewards (ask: format + recall + recall precision + budget + guardrail;
 # answer: the game's decision reward + format), judge again. The ask model's GRPO prompts are
-# mined: the SFT model decodes 200 training rows greedily and the rows where some query misses
-# come first (`mags_lib.train.mining`), since a group whose completions all score the same
-# teaches GRPO nothing. Judging is by generation (greedy,
-# no grammar):
-# adherence = share of outputs that parse completely, accuracy = recall hit rate / answer
-# accuracy. Reads `data/synth/{ask,answer}/` (notebook 01); writes `models/{ask,answer}-{sft,grpo}/`
+# mined: the SFT model decodes 400 training rows greedily and the rows where its output scores
+# below 1 (a query that misses or repeats) come first (`mags_lib.train.mining`), since a group
+# whose completions all score the same teaches GRPO nothing. Judging is by generation (greedy,
+# no grammar): adherence = share of outputs that parse completely, accuracy = recall hit rate /
+# answer accuracy. Reads `data/synth/{ask,answer}/` (notebook 01); writes `models/{ask,answer}-{sft,grpo}/`
 # and `results/02_train_ask_model/`.
 
 # %%
@@ -24,8 +23,9 @@ ASK_SFT_STEPS = 36  # ~11 s a step at batch 8 on an idle 2-core CPU
 ASK_GRPO_STEPS = 10  # ~29 s a step (4 prompts x 4 completions of up to 64 tokens), ~1 min mining
 ANSWER_SFT_STEPS = 30
 ANSWER_GRPO_STEPS = 10  # ~11 s a step (completions of up to 12 tokens)
-EVAL_ROWS = 40  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO)
-TORCH_THREADS = None  # None: both cores (~14 + 9.5 min for the full run); 1 on a shared machine
+ASK_EVAL_ROWS = 160  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO), ~1 min
+ANSWER_EVAL_ROWS = 40  # ... for the answer model (its test split has the same number)
+TORCH_THREADS = None  # None: both cores (~15 + 5 min for the full run); 1 on a shared machine
 
 # %%
 import pandas as pd
@@ -40,9 +40,11 @@ from mags_lib.train.stages import train_role
 
 NAME = "02_train_ask_model"
 OUT = results_dir(NAME)
-run = dict(smoke=SMOKE, seed=SEED, eval_rows=EVAL_ROWS, torch_threads=TORCH_THREADS)
-ask_cfg = RoleTrainConfig(role="ask", **run).with_steps(ASK_SFT_STEPS, ASK_GRPO_STEPS)
-answer_cfg = RoleTrainConfig(role="answer", **run).with_steps(ANSWER_SFT_STEPS, ANSWER_GRPO_STEPS)
+run = dict(smoke=SMOKE, seed=SEED, torch_threads=TORCH_THREADS)
+ask_cfg = RoleTrainConfig(role="ask", eval_rows=ASK_EVAL_ROWS, **run).with_steps(
+    ASK_SFT_STEPS, ASK_GRPO_STEPS)
+answer_cfg = RoleTrainConfig(role="answer", eval_rows=ANSWER_EVAL_ROWS, **run).with_steps(
+    ANSWER_SFT_STEPS, ANSWER_GRPO_STEPS)
 
 # %% [markdown]
 # ## Ask model: base -> SFT -> SFT+GRPO
@@ -60,6 +62,9 @@ print(ask.samples_text(3))
 # among the top k (the reward uses k = 1; an agent shows its answer model 3 lines), and
 # `query hit@k`, the share of queries that do (a query that misses still costs a memory read;
 # a query repeated in the block counts as a miss: the SFT model often writes its query twice).
+# Below it, GRPO against SFT on the same rows: the gain and a 95% bootstrap interval that
+# resamples whole games (rows of one game share its rules, so they are not independent), and the
+# games where each model is ahead (`mags_lib.train.compare`).
 
 # %%
 display(pd.DataFrame([{"stage": s, **{f"hit@{k}": v for k, v in g["hit_at"].items()},
@@ -67,6 +72,12 @@ display(pd.DataFrame([{"stage": s, **{f"hit@{k}": v for k, v in g["hit_at"].item
                        "queries / row": g["queries_per_row"]}
                       for s, g in ((s, ask.stages[s].generation["ask"])
                                    for s in ("base", "sft", "grpo"))]))
+gain = ask.targets()["ask"].get("recall_gain", {})
+display(pd.DataFrame([{"unit": unit, "SFT": g["a"], "SFT+GRPO": g["b"], "gain": g["gain"],
+                       "95% CI": f"[{g['ci'][0]:+.3f}, {g['ci'][1]:+.3f}]",
+                       "games ahead / behind": f"{g['groups_b_ahead']} / {g['groups_b_behind']}"
+                                               f" of {g['groups']}",
+                       "beyond noise": g["beyond_noise"]} for unit, g in gain.items()]))
 
 # %% [markdown]
 # ## Answer model: base -> SFT -> SFT+GRPO (the game's decision reward)
@@ -90,8 +101,8 @@ print(answer.samples_text(3))
 metrics = {"smoke": SMOKE, "ask": ask.metrics(), "answer": answer.metrics()}
 write_run(NAME, config={"ask": ask_cfg.to_dict(), "answer": answer_cfg.to_dict()},
           metrics=metrics, smoke=SMOKE)
-display(pd.DataFrame([{"role": r.role, **t} for r in (ask, answer)
-                      for t in r.targets().values()]))
+display(pd.DataFrame([{"role": r.role, **{k: v for k, v in t.items() if k != "recall_gain"}}
+                      for r in (ask, answer) for t in r.targets().values()]))
 print("final model:", {r.role: r.selected for r in (ask, answer)})
 print("test split, final model:", {r.role: r.metrics().get("test", r.test_note)
                                    for r in (ask, answer)})
