@@ -5,7 +5,8 @@
 
 Judges notebook 02's models that exist (`models/ask-sft`, and `models/ask-grpo`, GRPO seed 0)
 on the first `rows` rows of the split (val by default), then re-runs the ask role's GRPO stage from `models/ask-sft` with
-each other seed (the role's default config; models go to `models/ask-grpo-seed<N>/`) and judges
+each other seed (the role's default config; models go to `models/seeds/ask-grpo-seed<N>/`, out
+of notebook 04's way: it exports each role's selected model from `models/`) and judges
 it the same way (with `--seeds` and no seed, the saved `ask-grpo-seed<N>` models are judged
 again instead, e.g. on the test split): `ask_hit_rates` at depths 1, 3, 5 (hit@k: some query of the block finds the
 rule; query hit@k: the share of queries that do). Prints one JSON object and writes it to
@@ -36,6 +37,9 @@ from mags_lib.train.rewards import format_reward
 from mags_lib.train.roles import RoleTrainConfig
 from mags_lib.train.stages import first_per_task, load_role_data
 
+SEEDS_DIR = MODELS_DIR / "seeds"
+"""GRPO models of other seeds; not a role's final model, so not in `models/` itself."""
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -65,16 +69,17 @@ def main() -> None:
         for name, texts in texts_of.items():
             models[name] = {**models.get(name, {}), **judged(texts, val, params)}
     else:
-        saved = [] if args.seeds else sorted(p.name for p in MODELS_DIR.glob("ask-grpo-seed*"))
-        for name in ("ask-sft", "ask-grpo", *saved):
-            if (MODELS_DIR / name).is_dir():
-                texts_of[name] = generate(str(MODELS_DIR / name), prompts, cfg.eval_max_tokens)
+        saved = [] if args.seeds else sorted(SEEDS_DIR.glob("ask-grpo-seed*"))
+        for path in (MODELS_DIR / "ask-sft", MODELS_DIR / "ask-grpo", *saved):
+            if path.is_dir():
+                name = path.name
+                texts_of[name] = generate(str(path), prompts, cfg.eval_max_tokens)
                 models[name] = judged(texts_of[name], val, params)
         for seed in args.seeds:
             _, stage = RoleTrainConfig(role="ask", seed=seed,
                                        torch_threads=args.torch_threads).stages()
             stage = dataclasses.replace(stage,
-                                        output_dir=str(MODELS_DIR / f"ask-grpo-seed{seed}"))
+                                        output_dir=str(SEEDS_DIR / f"ask-grpo-seed{seed}"))
             t0 = time.perf_counter()
             result = run_grpo(stage, rows["train"], [], MODELS_DIR / "ask-sft")  # judged below
             name = f"ask-grpo-seed{seed}"

@@ -55,9 +55,11 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 # GRPO sees 4 prompts a step at lr 1e-4, sampling at temperature 0.7, with the per-query
 # precision reward at half weight and advantages scaled by the batch's reward std, not each
 # group's, on prompts mined from 400 training rows (`mining.py`: the rows where the SFT model's
-# greedy output has a query that misses or repeats fill the 40 prompts). On 160 val rows over
-# seeds 0-2 this lifts the block hit rate from 0.944 to 0.950-0.963 and the per-query rate from
-# 0.71 to 0.76-0.82 (test: per query 0.74 -> 0.77-0.81, blocks -2 to +2 rows; README).
+# greedy output has a query that misses or repeats fill the 40 prompts). On all 300 val rows
+# over seeds 0-2 this lifts the per-query rate from 0.749 to 0.771-0.830 (test: 0.736 -> 0.770-
+# 0.806), beyond noise for seeds 0 and 1 on both splits; the block hit rate stays at SFT's
+# 0.963 / 0.977 within 3 rows (tools/ask_grpo_seeds.py, README). From seed 2, lr 2e-4 gave per
+# query 0.880 but 1.17 queries a block, and 20 steps 0.839 at 15 min of GRPO (scratch runs).
 # Without mining most groups of random prompts scored alike and GRPO mostly learnt to drop
 # backup queries (blocks 0.931-0.944); mined from 200 rows, one seed got 15 solved prompts and
 # fell to 1.5 queries a block; scaled per group, one seed of three collapsed; at temperature
