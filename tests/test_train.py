@@ -326,6 +326,10 @@ def test_generate_and_score_with_a_fake_chat_model():
     assert report["hit_at"] == {1: 0.5, 3: 0.75, 5: 0.75}
     assert report["query_hit_at"] == {1: 2 / 3, 3: 1.0, 5: 1.0}
     assert report["queries_per_row"] == 0.75
+    # the depth-1 hits per row, kept for a paired comparison of stages (`compare.py`)
+    hits = report["row_hits_at_1"]
+    assert len(hits) == 4 and sum(any(h) for h in hits) == 2 and hits[3] == []
+    assert len(report["row_games"]) == 4
     assert len(report["samples"]) == 2 and report["samples"][0]["task_score"] == 1.0
     write = evaluate.generate_and_score(Echo([ENGRAM]), [row("write")], kind="write")
     assert write["accuracy"] == 1.0 and write["accuracy_name"] == "engram_f1"

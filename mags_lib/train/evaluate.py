@@ -114,23 +114,24 @@ def score(texts: list[str], rows: list[dict], task: str,
            "accuracy": mean(accuracy) if accuracy else None, "n_scored": len(scored),
            "_format": fmt, "_task": task_scores}
     if task == "ask":
-        rp = params.get(reward.__name__, {})
-        out.update(ask_hit_rates(texts, rows, rp))
-        # per row, for a paired comparison of two stages on the same rows (`compare.py`)
-        out["row_hits_at_1"] = ask_row_hits(texts, rows, rp, 1)
+        # per-row hits kept for a paired comparison of two stages on the same rows (`compare`)
+        out.update(ask_hit_rates(texts, rows, params.get(reward.__name__, {}), keep_rows=True))
         out["row_games"] = [r.get("game_seed") for r in rows]
     return out
 
 
-def ask_hit_rates(texts: list[str], rows: list[dict], params: dict[str, Any]) -> dict[str, Any]:
+def ask_hit_rates(texts: list[str], rows: list[dict], params: dict[str, Any],
+                  keep_rows: bool = False) -> dict[str, Any]:
     """Recall hit rates of ask outputs at the depths `HIT_AT` (the reward's k is one choice):
     `hit_at` (some query finds the gold fact, as `recall_reward`), `query_hit_at` (the share of
     queries that find it: a query that misses still costs a memory read and context; a repeat
     of an earlier query of the block counts as a miss, `rewards.query_hits`) and
-    `queries_per_row`."""
+    `queries_per_row`; with `keep_rows`, also `row_hits_at_1` (`ask_row_hits` at depth 1)."""
     out: dict[str, Any] = {"hit_at": {}, "query_hit_at": {}}
     for k in HIT_AT:
         per_row = ask_row_hits(texts, rows, params, k)
+        if keep_rows and k == 1:
+            out["row_hits_at_1"] = per_row
         scored = [h for h in per_row if h is not None]
         queries = [q for h in scored for q in h]
         out["hit_at"][k] = mean(float(any(h)) for h in scored) if scored else None
