@@ -5,7 +5,7 @@ from __future__ import annotations
 import doctest
 import json
 import warnings
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 from hypothesis import given, settings
@@ -356,10 +356,17 @@ def test_mining_puts_the_rows_the_model_gets_wrong_first():
     assert [r["prompt"][0]["content"] for r in picked] == ["turn 1", "turn 3", "turn 0", "turn 2"]
     assert info["candidates"] == 5 and info["below_one"] == 2 and info["n"] == 4
     assert info["candidate_mean"] == pytest.approx((1 + 0.5 + 1 + 0 + 1) / 5)
+    assert info["zero"] == 1 and info["picked_zero"] == 1
+    # lowest first: the block whose every query misses (garbage, 0) before the half miss (0.5)
+    lowest = replace(cfg, mine_lowest_first=True)
+    picked, _ = mining.mine_prompts(Scripted(), rows, lowest)
+    assert [r["prompt"][0]["content"] for r in picked] == ["turn 3", "turn 1", "turn 0", "turn 2"]
     off = GRPOStageConfig(mine_candidates=0)
     assert mining.mine_prompts(Scripted(), rows, off) == (rows, {"candidates": 0})
     assert GRPOStageConfig(mine_candidates=200, smoke=True).resolved().mine_candidates == 4
     assert roles.RoleTrainConfig(role="ask").stages()[1].mine_candidates == 400
+    assert roles.RoleTrainConfig(role="ask").stages()[1].mine_lowest_first
+    assert not roles.RoleTrainConfig(role="write").stages()[1].mine_lowest_first
     assert roles.RoleTrainConfig(role="write").stages()[1].mine_candidates == 0
 
 

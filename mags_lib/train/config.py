@@ -137,6 +137,10 @@ class GRPOStageConfig(StageConfig):
                 "GRPO draws from all training rows)"})
     mine_reward: str = field(default="recall_precision_reward", metadata={
         "help": "the reward (by name, with its reward_params) that mining scores outputs with"})
+    mine_lowest_first: bool = field(default=False, metadata={
+        "help": "mining: of the rows below 1, give GRPO the lowest-scoring first (for the ask "
+                "model, blocks whose every query misses before blocks with one miss); False: "
+                "in the training rows' order"})
     log_completions: bool = field(default=False, metadata={
         "help": "print sampled completions with their rewards at each logging step"})
 

@@ -26,16 +26,21 @@ from mags_lib.train.config import GRPOStageConfig
 log = logging.getLogger(__name__)
 
 
-def pick_hard(scores: list[float | None], n: int) -> list[int]:
+def pick_hard(scores: list[float | None], n: int, lowest_first: bool = False) -> list[int]:
     """Indices of `n` rows: those scoring below 1 first, then the others, each in their order
-    (a row without a score, None, counts as solved: the reward cannot judge it).
+    (a row without a score, None, counts as solved: the reward cannot judge it). With
+    `lowest_first`, the rows below 1 come lowest score first (ties in their order).
 
     >>> pick_hard([1.0, 0.5, None, 0.0, 1.0], 3)
     [1, 3, 0]
+    >>> pick_hard([1.0, 0.5, None, 0.0, 1.0], 2, lowest_first=True)
+    [3, 1]
     >>> pick_hard([1.0, 0.0], 5)
     [1, 0]
     """
     below = [i for i, s in enumerate(scores) if s is not None and s < 1.0]
+    if lowest_first:
+        below.sort(key=lambda i: scores[i])
     rest = [i for i, s in enumerate(scores) if s is None or s >= 1.0]
     return (below + rest)[:n]
 
@@ -66,9 +71,11 @@ def mine_prompts(model: Any, rows: list[dict], cfg: GRPOStageConfig
     scores = reward(texts, gold=[r["gold"] for r in candidates],
                     task=[r["task"] for r in candidates])
     n = prompts_seen(cfg)
-    picked = pick_hard(scores, n)
+    picked = pick_hard(scores, n, cfg.mine_lowest_first)
     below = sum(1 for s in scores if s is not None and s < 1.0)
     info = {"candidates": len(candidates), "reward": cfg.mine_reward, "below_one": below,
+            "zero": sum(1 for s in scores if s == 0.0),
+            "picked_zero": sum(1 for i in picked if scores[i] == 0.0),
             "picked_below_one": min(below, n), "n": len(picked),
             "candidate_mean": (sum(s for s in scores if s is not None)
                                / max(1, sum(s is not None for s in scores))),

@@ -54,20 +54,23 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 # 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`). The ask model's
 # GRPO sees 4 prompts a step at lr 1e-4, sampling at temperature 0.7, with the per-query
 # precision reward at half weight and advantages scaled by the batch's reward std, not each
-# group's, on prompts mined from 400 training rows (`mining.py`: the rows where the SFT model's
-# greedy output has a query that misses or repeats fill the 40 prompts). On all 300 val rows
-# over seeds 0-2 this lifts the per-query rate from 0.749 to 0.771-0.830 (test: 0.736 -> 0.770-
-# 0.806), beyond noise for seeds 0 and 1 on both splits; the block hit rate stays at SFT's
-# 0.963 / 0.977 within 3 rows (tools/ask_grpo_seeds.py, README). From seed 2, lr 2e-4 gave per
-# query 0.880 but 1.17 queries a block, and 20 steps 0.839 at 15 min of GRPO (scratch runs).
+# group's, on prompts mined from 400 training rows (`mining.py`), lowest score first: the ~23
+# rows where the SFT model's greedy block finds nothing, then blocks with a query that misses
+# or repeats, fill the 40 prompts. Judged on 300 val rows from seeds 0-2, this lifts the block
+# hit rate from 0.963 to 0.980-0.990 (20 rows fixed, 1 lost over the three seeds) and the
+# per-query rate from 0.749 to 0.759-0.817. Mined in the rows' order instead (few all-miss
+# rows), GRPO lifted the per-query rate more on two seeds (0.812 / 0.830) but left the block
+# rate at SFT's (tools/ask_grpo_seeds.py; README). Precision at weight 1.0 with lowest-first
+# mining: seed 0 per query +0.001, adherence 0.960 (scratch, one seed). From seed 2, lr 2e-4
+# gave per query 0.880 but 1.17 queries a block, and 20 steps 0.839 at 15 min of GRPO.
 # Without mining most groups of random prompts scored alike and GRPO mostly learnt to drop
 # backup queries (blocks 0.931-0.944); mined from 200 rows, one seed got 15 solved prompts and
 # fell to 1.5 queries a block; scaled per group, one seed of three collapsed; at temperature
-# 1.0 the block hit rate fell by 3 rows (tools/ask_grpo_seeds.py; README).
+# 1.0 the block hit rate fell by 3 rows.
 ROLE_SIZES: dict[str, dict[str, Any]] = {
     "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
             "grpo_prompts": 4, "grpo_lr": 1e-4, "grpo_temperature": 0.7,
-            "grpo_scale_rewards": "batch", "grpo_mine": 400},
+            "grpo_scale_rewards": "batch", "grpo_mine": 400, "grpo_mine_lowest_first": True},
     "write": {"sft_steps": 40, "grpo_steps": 10, "completion_tokens": 48, "eval_tokens": 48},
     "answer": {"sft_steps": 30, "grpo_steps": 10, "completion_tokens": 12, "eval_tokens": 16},
     "mixed": {"sft_steps": 60, "grpo_steps": 30, "completion_tokens": 64, "eval_tokens": 64},
@@ -77,7 +80,8 @@ step, each with `num_generations` completions; default 1), `grpo_lr` (default 5e
 `grpo_temperature` (rollout sampling temperature; default 1.0), `grpo_scale_rewards` (TRL's
 advantage scaling: "group", the default, or "batch") and `grpo_mine` (training rows the SFT model
 is decoded on to mine GRPO's prompts, `mining.py`; default 0, off) with `grpo_mine_reward` (the
-reward a mined row scores below 1 on; default recall_precision_reward)."""
+reward a mined row scores below 1 on; default recall_precision_reward) and
+`grpo_mine_lowest_first` (mined rows lowest score first; default False, the rows' order)."""
 
 
 def default_stages(role: str, sizes: dict[str, Any] | None = None
@@ -98,6 +102,7 @@ def default_stages(role: str, sizes: dict[str, Any] | None = None
                            scale_rewards=s.get("grpo_scale_rewards", "group"),
                            mine_candidates=s.get("grpo_mine", 0),
                            mine_reward=s.get("grpo_mine_reward", "recall_precision_reward"),
+                           mine_lowest_first=s.get("grpo_mine_lowest_first", False),
                            reward_names=list(rewards), reward_weights=list(rewards.values()))
     return sft, grpo
 

@@ -10,8 +10,9 @@
 # model with the role's rewards (ask: format + recall + recall precision + budget + guardrail;
 # answer: the game's decision reward + format), judge again. The ask model's GRPO prompts are
 # mined: the SFT model decodes 400 training rows greedily and the rows where its output scores
-# below 1 (a query that misses or repeats) come first (`mags_lib.train.mining`), since a group
-# whose completions all score the same teaches GRPO nothing. Judging is by generation (greedy,
+# below 1 come first, lowest first (blocks where no query finds the rule, then blocks with a
+# query that misses or repeats; `mags_lib.train.mining`), since a group whose completions all
+# score the same teaches GRPO nothing. Judging is by generation (greedy,
 # no grammar): adherence = share of outputs that parse completely, accuracy = recall hit rate /
 # answer accuracy. Reads `data/synth/{ask,answer}/` (notebook 01); writes `models/{ask,answer}-{sft,grpo}/`
 # and `results/02_train_ask_model/`.
@@ -20,12 +21,12 @@
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 ASK_SFT_STEPS = 36  # ~11 s a step at batch 8 on an idle 2-core CPU
-ASK_GRPO_STEPS = 10  # ~29 s a step (4 prompts x 4 completions of up to 64 tokens), ~2 min mining
+ASK_GRPO_STEPS = 10  # ~30-50 s a step (4 prompts x 4 completions of up to 64 tokens), ~2 min mining
 ANSWER_SFT_STEPS = 30
 ANSWER_GRPO_STEPS = 10  # ~11 s a step (completions of up to 12 tokens)
 ASK_EVAL_ROWS = 160  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO), ~1 min
 ANSWER_EVAL_ROWS = 40  # ... for the answer model (its test split has the same number)
-TORCH_THREADS = None  # None: both cores (~15-25 min for the full run); 1 on a shared machine
+TORCH_THREADS = None  # None: both cores (~15-30 min for the full run); 1 on a shared machine
 
 # %%
 import pandas as pd
