@@ -6,6 +6,7 @@ import doctest
 import json
 import warnings
 from dataclasses import asdict, replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -391,3 +392,34 @@ def test_paired_gain_resamples_whole_groups_and_counts_who_is_ahead():
         compare.paired_gain(a, b[:3])
     with pytest.raises(ValueError, match="no row"):
         compare.paired_gain([None], [(1.0, 1.0)])
+
+
+def test_seed_tool_pools_val_and_test(tmp_path, monkeypatch):
+    """tools/ask_grpo_seeds.py --pooled: both splits' saved outputs judged as one set of rows."""
+    import importlib
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "tools"))
+    tool = importlib.import_module("ask_grpo_seeds")
+    monkeypatch.setattr(tool, "results_dir", lambda name: tmp_path)
+    miss = "<recall>\nquery: the sea\n</recall>"
+    rows = {"val": [row(game_seed=1), row(game_seed=2)], "test": [row(game_seed=3)]}
+    saved = {"val": {"ask-sft": [miss, RECALL], "ask-grpo": [RECALL, RECALL]},
+             "test": {"ask-sft": [RECALL], "ask-grpo": [miss]}}
+    params = {"k": 1, "embedder": "hashing"}
+    with pytest.raises(MagsError, match="judge the val split first"):
+        tool.pooled(rows, params)
+    for split, texts in saved.items():
+        (tmp_path / f"grpo_seeds_{split}_outputs.json").write_text(
+            json.dumps({"rows": len(rows[split]), "texts": texts}))
+    tool.pooled(rows, params)
+    out = json.loads((tmp_path / "grpo_seeds_pooled.json").read_text())
+    assert out["rows"] == 3 and out["split"] == "val+test"
+    assert out["models"]["ask-sft"]["hit_at"]["1"] == pytest.approx(2 / 3)
+    block = out["vs_sft"]["ask-grpo"]["per_block"]
+    assert (block["rows_b_ahead"], block["rows_b_behind"], block["groups"]) == (1, 1, 3)
+    assert block["gain"] == 0.0
+    # a model judged on one split only cannot be pooled
+    (tmp_path / "grpo_seeds_test_outputs.json").write_text(
+        json.dumps({"rows": 1, "texts": {"ask-sft": [RECALL]}}))
+    with pytest.raises(MagsError, match="do not cover both splits"):
+        tool.pooled(rows, params)

@@ -2,6 +2,7 @@
 
     python tools/ask_grpo_seeds.py --seeds 1 2 --rows 160
     python tools/ask_grpo_seeds.py --seeds --split test     # judge the saved models on test
+    python tools/ask_grpo_seeds.py --pooled                 # val + test together, from saved outputs
 
 Judges notebook 02's models that exist (`models/ask-sft`, and `models/ask-grpo`, GRPO seed 0)
 on the first `rows` rows of the split (val by default), then re-runs the ask role's GRPO stage from `models/ask-sft` with
@@ -18,7 +19,10 @@ Each GRPO model is also compared with `ask-sft` on the same rows at depth 1, per
 block (`mags_lib.train.compare.paired_gain`: the gain and a 95% bootstrap interval that
 resamples whole games, since rows of one game share rules; and the games where each is
 ahead). The outputs are kept in `grpo_seeds_<split>_outputs.json`; `--rejudge` scores them
-again without generating (after a change to the scoring).
+again without generating (after a change to the scoring). `--pooled` compares on both
+splits' saved rows together (16 held-out games instead of 8: tighter intervals, which matters
+for the block rate, where SFT misses only a few rows of each split) and writes
+`grpo_seeds_pooled.json`.
 """
 
 from __future__ import annotations
@@ -49,6 +53,9 @@ def main() -> None:
     ap.add_argument("--torch-threads", type=int, default=None)
     ap.add_argument("--rejudge", action="store_true",
                     help="score the saved outputs again; generate and train nothing")
+    ap.add_argument("--pooled", action="store_true",
+                    help="compare with ask-sft on val and test together, from both splits' "
+                         "saved outputs; generate and train nothing")
     args = ap.parse_args()
     if not (MODELS_DIR / "ask-sft").is_dir():
         raise MagsError(f"{MODELS_DIR / 'ask-sft'} not found",
@@ -57,6 +64,8 @@ def main() -> None:
     _, grpo_cfg = cfg.stages()
     params = grpo_cfg.reward_params["recall_reward"]
     rows, _ = load_role_data(cfg)
+    if args.pooled:
+        return pooled(rows, params)
     val = first_per_task(rows[args.split], args.rows)
     prompts = [r["prompt"] for r in val]
     path = results_dir("02_train_ask_model") / f"grpo_seeds_{args.split}.json"
@@ -95,6 +104,35 @@ def main() -> None:
     path.write_text(json.dumps(out, indent=2))
     print(json.dumps({k: v for k, v in out.items() if k != "grpo"}, indent=2))
     print(markdown(json.loads(path.read_text())))  # keys as strings, as saved
+
+
+def pooled(rows: dict[str, list[dict]], params: dict) -> None:
+    """Each saved model against ask-sft on the val and test rows judged so far, together."""
+    path = results_dir("02_train_ask_model") / "grpo_seeds_pooled.json"
+    texts_of: dict[str, list[str]] = {}
+    judged_rows: list[dict] = []
+    for split in ("val", "test"):
+        saved = _outputs_path(path.with_name(f"grpo_seeds_{split}.json"))
+        try:
+            outputs = json.loads(saved.read_text())
+        except (OSError, ValueError) as e:
+            raise MagsError(f"cannot read {saved}: {e}",
+                            f"judge the {split} split first: python tools/ask_grpo_seeds.py "
+                            f"--seeds --rows 300 --split {split}") from e
+        judged_rows += first_per_task(rows[split], outputs["rows"])
+        for name, texts in outputs["texts"].items():
+            texts_of.setdefault(name, []).extend(texts)
+    missing = [n for n, t in texts_of.items() if len(t) != len(judged_rows)]
+    if "ask-sft" not in texts_of or missing:
+        raise MagsError(f"the saved outputs do not cover both splits (ask-sft or {missing})",
+                        "judge every model on both splits: --seeds --split val, then test")
+    vs_sft = {name: against(texts_of["ask-sft"], texts, judged_rows, params)
+              for name, texts in texts_of.items() if name != "ask-sft"}
+    out = {"rows": len(judged_rows), "split": "val+test", "reward_params": params,
+           "models": {name: judged(texts, judged_rows, params) for name, texts in texts_of.items()},
+           "vs_sft": vs_sft}
+    path.write_text(json.dumps(out, indent=2))
+    print(markdown(json.loads(path.read_text())))
 
 
 def judged(texts: list[str], rows: list[dict], params: dict) -> dict:
