@@ -418,6 +418,17 @@ def test_seed_tool_pools_val_and_test(tmp_path, monkeypatch):
     block = out["vs_sft"]["ask-grpo"]["per_block"]
     assert (block["rows_b_ahead"], block["rows_b_behind"], block["groups"]) == (1, 1, 3)
     assert block["gain"] == 0.0
+    assert "all 1 GRPO seeds" not in out["vs_sft"]  # one GRPO model: nothing to pool over
+    # two GRPO seeds: also the recipe over both, each seed's rows paired with SFT's
+    for split, texts in saved.items():
+        texts["ask-grpo-seed1"] = [RECALL] * len(rows[split])
+        (tmp_path / f"grpo_seeds_{split}_outputs.json").write_text(
+            json.dumps({"rows": len(rows[split]), "texts": texts}))
+    tool.pooled(rows, params)
+    both = json.loads((tmp_path / "grpo_seeds_pooled.json").read_text())["vs_sft"]
+    recipe = both["all 2 GRPO seeds"]["per_block"]
+    assert (recipe["rows"], recipe["rows_b_ahead"], recipe["rows_b_behind"]) == (6, 2, 1)
+    assert recipe["gain"] == pytest.approx(1 / 6) and recipe["groups"] == 3
     # a model judged on one split only cannot be pooled
     (tmp_path / "grpo_seeds_test_outputs.json").write_text(
         json.dumps({"rows": 1, "texts": {"ask-sft": [RECALL]}}))

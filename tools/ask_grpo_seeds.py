@@ -79,10 +79,10 @@ def main() -> None:
             models[name] = {**models.get(name, {}), **judged(texts, val, params)}
     else:
         saved = [] if args.seeds else sorted(SEEDS_DIR.glob("ask-grpo-seed*"))
-        for path in (MODELS_DIR / "ask-sft", MODELS_DIR / "ask-grpo", *saved):
-            if path.is_dir():
-                name = path.name
-                texts_of[name] = generate(str(path), prompts, cfg.eval_max_tokens)
+        for model_dir in (MODELS_DIR / "ask-sft", MODELS_DIR / "ask-grpo", *saved):
+            if model_dir.is_dir():
+                name = model_dir.name
+                texts_of[name] = generate(str(model_dir), prompts, cfg.eval_max_tokens)
                 models[name] = judged(texts_of[name], val, params)
         for seed in args.seeds:
             _, stage = RoleTrainConfig(role="ask", seed=seed,
@@ -128,6 +128,11 @@ def pooled(rows: dict[str, list[dict]], params: dict) -> None:
                         "judge every model on both splits: --seeds --split val, then test")
     vs_sft = {name: against(texts_of["ask-sft"], texts, judged_rows, params)
               for name, texts in texts_of.items() if name != "ask-sft"}
+    grpo = [name for name in texts_of if name != "ask-sft"]
+    if len(grpo) > 1:  # the recipe over its seeds: each seed's rows paired with SFT's, games kept whole
+        vs_sft[f"all {len(grpo)} GRPO seeds"] = against(
+            texts_of["ask-sft"] * len(grpo), [t for name in grpo for t in texts_of[name]],
+            judged_rows * len(grpo), params)
     out = {"rows": len(judged_rows), "split": "val+test", "reward_params": params,
            "models": {name: judged(texts, judged_rows, params) for name, texts in texts_of.items()},
            "vs_sft": vs_sft}
