@@ -21,12 +21,12 @@
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 ASK_SFT_STEPS = 36  # ~11 s a step at batch 8 on an idle 2-core CPU
-ASK_GRPO_STEPS = 10  # ~30-50 s a step (4 prompts x 4 completions of up to 64 tokens), ~2 min mining
+ASK_GRPO_STEPS = 10  # ~30-50 s a step (4 prompts x 4 completions of up to 64 tokens), ~3 min mining
 ANSWER_SFT_STEPS = 30
 ANSWER_GRPO_STEPS = 10  # ~11 s a step (completions of up to 12 tokens)
 ASK_EVAL_ROWS = 160  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO), ~1 min
 ANSWER_EVAL_ROWS = 40  # ... for the answer model (its test split has the same number)
-TORCH_THREADS = None  # None: both cores (~15-30 min for the full run); 1 on a shared machine
+TORCH_THREADS = None  # None: both cores (15-32 min measured for the full run); 1 on a shared machine
 
 # %%
 import pandas as pd
