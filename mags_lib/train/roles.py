@@ -54,7 +54,7 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 # 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`). The ask model's
 # GRPO sees 4 prompts a step at lr 1e-4, sampling at temperature 0.7, with the per-query
 # precision reward at half weight and advantages scaled by the batch's reward std, not each
-# group's, on prompts mined from 400 training rows (`mining.py`), lowest score first: the ~23
+# group's, on prompts mined from 400 training rows (`mining.py`), lowest score first: the 14-23
 # rows where the SFT model's greedy block finds nothing, then blocks with a query that misses
 # or repeats, fill the 40 prompts. Judged on 300 val rows from seeds 0-2, this lifts the block
 # hit rate from 0.963 to 0.980-0.990 (20 rows fixed, 1 lost over the three seeds) and the
