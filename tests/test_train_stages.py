@@ -107,6 +107,19 @@ def test_estimates_grow_with_steps_and_smoke_shrinks_them():
     assert small.eval_rows_per_task() == 2  # 4 judged rows shared by the two tasks
 
 
+def test_base_model_judged_on_the_first_rows_when_asked():
+    full = RoleTrainConfig(role="ask", eval_rows=160)
+    fewer = replace(full, base_eval_rows=40)
+    assert full.base_rows_per_task() == 160 and fewer.base_rows_per_task() == 40
+    assert replace(full, base_eval_rows=500).base_rows_per_task() == 160  # never more
+    assert replace(fewer, smoke=True).base_rows_per_task() == 4  # SMOKE shrinks both
+    assert replace(full, base_eval_rows=0).base_rows_per_task() == 1
+    # the base stage is the only one that gets cheaper
+    a, b = estimate_seconds(full), estimate_seconds(fewer)
+    assert b["base"] < a["base"] and {k: v for k, v in a.items() if k != "base"} == {
+        k: v for k, v in b.items() if k != "base"}
+
+
 # ----- data ----------------------------------------------------------------------------------
 
 
@@ -218,17 +231,19 @@ def test_cli_builds_the_config_the_notebooks_build():
 
     args = argparse.Namespace(role="answer", smoke=True, seed=2, torch_threads=1,
                               base_model="embedded", data_dir="/d", models_dir="/m",
-                              eval_rows=10, no_test=True, sft_steps=7, grpo_steps=None,
-                              no_unsloth=True)
+                              eval_rows=10, base_eval_rows=3, no_test=True, sft_steps=7,
+                              grpo_steps=None, no_unsloth=True)
     cfg = build_config(args)
     assert cfg.sft.use_unsloth is False and cfg.grpo.use_unsloth is False
     auto = replace(cfg, sft=replace(cfg.sft, use_unsloth="auto"),
                    grpo=replace(cfg.grpo, use_unsloth="auto"))
     assert auto == RoleTrainConfig(role="answer", smoke=True, seed=2, torch_threads=1,
                                    data_dir="/d", models_dir="/m", eval_rows=10,
-                                   eval_test=False).with_steps(7)
-    default = build_config(argparse.Namespace(**{**vars(args), "eval_rows": None}))
+                                   base_eval_rows=3, eval_test=False).with_steps(7)
+    default = build_config(argparse.Namespace(**{**vars(args), "eval_rows": None,
+                                                 "base_eval_rows": None}))
     assert default.eval_rows == RoleTrainConfig().eval_rows
+    assert default.base_eval_rows is None
     with pytest.raises(SystemExit):
         main(["--role", "poetry"])
 
@@ -266,10 +281,16 @@ def test_peak_memory_sees_an_allocation():
 def test_train_role_smoke_end_to_end_on_tiny_rows(tmp_path):
     write_data(tmp_path / "data")
     cfg = RoleTrainConfig(role="ask", smoke=True, torch_threads=1, eval_test=True,
-                          data_dir=str(tmp_path / "data"), models_dir=str(tmp_path / "models"))
+                          base_eval_rows=2, data_dir=str(tmp_path / "data"),
+                          models_dir=str(tmp_path / "models"))
     report = train_role(cfg)
     assert [r["stage"] for r in report.table()] == ["base", "SFT", "SFT+GRPO"]
-    assert all(r["n"] == 4 and 0.0 <= r["adherence"] <= 1.0 for r in report.table())
+    assert [r["n"] for r in report.table()] == [2, 4, 4]  # base: the first 2 of the 4 rows
+    assert all(0.0 <= r["adherence"] <= 1.0 for r in report.table())
+    assert report.data["n_judged"] == {"val": 4, "base_val": 2, "test": 4}
+    base_prompts = [s["prompt"] for s in report.stages["base"].generation["ask"]["samples"]]
+    sft_prompts = [s["prompt"] for s in report.stages["sft"].generation["ask"]["samples"]]
+    assert base_prompts == sft_prompts[:2]
     for stage in ("sft", "grpo"):
         model_dir = tmp_path / "models" / f"ask-{stage}"
         manifest = json.loads((model_dir / "manifest.json").read_text())

@@ -29,7 +29,8 @@ from mags_lib.train.roles import ROLES, RoleTrainConfig
 
 
 def build_config(args: argparse.Namespace) -> RoleTrainConfig:
-    sizes = {} if args.eval_rows is None else {"eval_rows": args.eval_rows}
+    sizes = {k: v for k, v in (("eval_rows", args.eval_rows),
+                                ("base_eval_rows", args.base_eval_rows)) if v is not None}
     cfg = RoleTrainConfig(role=args.role, smoke=args.smoke, seed=args.seed,
                           torch_threads=args.torch_threads, base_model=args.base_model,
                           data_dir=args.data_dir, models_dir=args.models_dir,
@@ -51,6 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--grpo-steps", type=int, default=None, help="default: the role's")
     ap.add_argument("--eval-rows", type=int, default=None,
                     help="val rows judged per task (default: RoleTrainConfig's)")
+    ap.add_argument("--base-eval-rows", type=int, default=None,
+                    help="of those, the first N judge the base model (default: all)")
     ap.add_argument("--no-test", action="store_true", help="skip judging the test split")
     ap.add_argument("--torch-threads", type=int, default=None)
     ap.add_argument("--base-model", default="embedded")

@@ -129,6 +129,11 @@ class RoleTrainConfig:
     eval_rows: int = field(default=40, metadata={
         "help": "held-out (val) rows per task judged by generation at each stage; the same "
                 "rows for base, SFT and GRPO"})
+    base_eval_rows: int | None = field(default=None, metadata={
+        "help": "val rows per task the base model is judged on: the first of the `eval_rows` "
+                "rows (None = all of them). The untrained model writes to the full token "
+                "budget on every row (it has scored 0 on every row of every run), so the full "
+                "runs judge it on fewer rows"})
     eval_max_tokens: int | None = field(default=None, metadata={
         "help": "tokens generated per judged prompt; None = the role's default (ROLE_SIZES)"})
     eval_test: bool = field(default=True, metadata={
@@ -186,6 +191,12 @@ class RoleTrainConfig:
         """Judged rows per task after SMOKE shrinking (the stages cut the judged set to this)."""
         return self.stages()[0].max_eval_rows // len(self.tasks)
 
+    def base_rows_per_task(self) -> int:
+        """Rows per task the base model is judged on: the first `base_eval_rows` of the
+        judged rows (all of them when None; never more)."""
+        n = self.eval_rows_per_task()
+        return n if self.base_eval_rows is None else max(1, min(self.base_eval_rows, n))
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -221,15 +232,18 @@ def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None
 
     c = {**CPU_COSTS, **(costs or {})}
     sft, grpo = cfg.stages()
-    batches = math.ceil(cfg.eval_rows_per_task() / EVAL_BATCH) * len(cfg.tasks)
-    judge = batches * sft.eval_max_tokens * c["eval_s_per_token"]
+    def judge_s(rows_per_task: int) -> float:
+        batches = math.ceil(rows_per_task / EVAL_BATCH) * len(cfg.tasks)
+        return batches * sft.eval_max_tokens * c["eval_s_per_token"]
+
+    judge = judge_s(cfg.eval_rows_per_task())
     sft_rows = sft.max_steps * sft.per_device_train_batch_size * sft.gradient_accumulation_steps
     grpo_step = grpo.gradient_accumulation_steps * (
         c["grpo_s_per_step"] + grpo.per_device_train_batch_size * c["grpo_s_per_completion"]
         + grpo.max_completion_length * c["grpo_s_per_token"])
     eval_loss = sft.max_eval_rows * c["sft_s_per_row"] / 3  # forward only
     mine = grpo.mine_candidates * c["mine_s_per_row"]
-    return {"base": judge,
+    return {"base": judge_s(cfg.base_rows_per_task()),
             "sft": sft_rows * c["sft_s_per_row"] + eval_loss + judge + c["stage_overhead_s"],
             "grpo": mine + grpo.max_steps * grpo_step + judge + c["stage_overhead_s"],
             "test": judge if cfg.eval_test else 0.0}

@@ -7,7 +7,9 @@
 Steps, all on the same held-out rows (`eval_rows` per task of the val split, greedy, no grammar):
 1. load `<data>/<task>/{train,val,test}.jsonl` (bad rows skipped and counted; missing files
    raise a `MagsError` that names notebook 01, which writes them);
-2. judge the base model (transformers, the checkpoint SFT starts from);
+2. judge the base model (transformers, the checkpoint SFT starts from), on the first
+   `base_eval_rows` of those rows when set (it writes to the full token budget, so it is the
+   slowest to judge);
 3. SFT cold start -> `models/<role>-sft/`, judged;
 4. GRPO from the SFT model with the role's rewards -> `models/<role>-grpo/`, judged;
 5. select the final model: the better of SFT and SFT+GRPO on the val rows (`selection.py`; GRPO
@@ -126,8 +128,9 @@ def train_role(cfg: RoleTrainConfig | str) -> RoleReport:
     test = first_per_task(rows["test"], cfg.eval_rows_per_task())
     params = grpo_cfg.reward_params
     with timed() as total:
-        log.info("role %s: judging the base model on %d val rows", cfg.role, len(val))
-        stages = {"base": _base_stage(cfg, val, params)}
+        base_val = first_per_task(val, cfg.base_rows_per_task())
+        log.info("role %s: judging the base model on %d val rows", cfg.role, len(base_val))
+        stages = {"base": _base_stage(cfg, base_val, params)}
         with timed() as wall, peak_memory() as mem:
             sft = run_sft(sft_cfg, rows["train"], val, params)  # judged as GRPO will be
         stages["sft"] = _record("sft", sft, wall, mem)
@@ -151,7 +154,8 @@ def train_role(cfg: RoleTrainConfig | str) -> RoleReport:
             note = "eval_test=False"
     report = RoleReport(role=cfg.role, tasks=cfg.tasks, config=cfg.to_dict(),
                         data={"skips": skips, "n": {s: len(r) for s, r in rows.items()},
-                              "n_judged": {"val": len(val), "test": len(test)}},
+                              "n_judged": {"val": len(val), "base_val": len(base_val),
+                                           "test": len(test)}},
                         stages=stages, loss_curve=loss_curve, reward_curve=grpo.reward_curve,
                         test=test_eval, test_note=note, wall_s=total["s"],
                         selected={"stage": stage, "model_dir": str(final_dir), "reason": reason})

@@ -24,7 +24,8 @@ ASK_SFT_STEPS = 36  # ~11 s a step at batch 8 on an idle 2-core CPU
 ASK_GRPO_STEPS = 10  # ~30-50 s a step (4 prompts x 4 completions of up to 64 tokens), ~3 min mining
 ANSWER_SFT_STEPS = 30
 ANSWER_GRPO_STEPS = 10  # ~11 s a step (completions of up to 12 tokens)
-ASK_EVAL_ROWS = 160  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO), ~1 min
+ASK_EVAL_ROWS = 160  # val rows judged per stage (the same rows for SFT and SFT+GRPO), ~1 min
+ASK_BASE_EVAL_ROWS = 40  # the base model: the first 40 of them (it writes 64 tokens on each)
 ANSWER_EVAL_ROWS = 40  # ... for the answer model (its test split has the same number)
 TORCH_THREADS = None  # None: both cores (15-32 min measured for the full run); 1 on a shared machine
 
@@ -42,7 +43,8 @@ from mags_lib.train.stages import train_role
 NAME = "02_train_ask_model"
 OUT = results_dir(NAME)
 run = dict(smoke=SMOKE, seed=SEED, torch_threads=TORCH_THREADS)
-ask_cfg = RoleTrainConfig(role="ask", eval_rows=ASK_EVAL_ROWS, **run).with_steps(
+ask_cfg = RoleTrainConfig(role="ask", eval_rows=ASK_EVAL_ROWS,
+                          base_eval_rows=ASK_BASE_EVAL_ROWS, **run).with_steps(
     ASK_SFT_STEPS, ASK_GRPO_STEPS)
 answer_cfg = RoleTrainConfig(role="answer", eval_rows=ANSWER_EVAL_ROWS, **run).with_steps(
     ANSWER_SFT_STEPS, ANSWER_GRPO_STEPS)

@@ -20,7 +20,8 @@ SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 WRITE_SFT_STEPS = 40  # ~18 s a step at batch 8 on an idle 2-core CPU
 WRITE_GRPO_STEPS = 10  # ~15 s a step (4 completions of up to 48 tokens)
-EVAL_ROWS = 40  # val rows judged per stage (the same rows for base, SFT, SFT+GRPO)
+EVAL_ROWS = 40  # val rows judged per stage (the same rows for SFT and SFT+GRPO)
+BASE_EVAL_ROWS = 20  # the base model: the first 20 of them (it writes 48 tokens on each)
 TORCH_THREADS = None  # None: both cores (~17 min for the full run); 1 on a shared machine
 TRAIN_MIXED = False  # also train one model on ask + write rows (the single-model variant)
 MIXED_SFT_STEPS = 60
@@ -44,7 +45,8 @@ from mags_lib.train.stages import load_role_data, train_role
 NAME = "03_train_write_model"
 OUT = results_dir(NAME)
 run = dict(smoke=SMOKE, seed=SEED, eval_rows=EVAL_ROWS, torch_threads=TORCH_THREADS)
-write_cfg = RoleTrainConfig(role="write", **run).with_steps(WRITE_SFT_STEPS, WRITE_GRPO_STEPS)
+write_cfg = RoleTrainConfig(role="write", base_eval_rows=BASE_EVAL_ROWS, **run).with_steps(
+    WRITE_SFT_STEPS, WRITE_GRPO_STEPS)
 mixed_cfg = RoleTrainConfig(role="mixed", **run).with_steps(MIXED_SFT_STEPS, MIXED_GRPO_STEPS)
 
 # %% [markdown]
