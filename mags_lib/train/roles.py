@@ -128,12 +128,12 @@ class RoleTrainConfig:
         "help": "models go to <models_dir>/<role>-sft and <role>-grpo; None = models/"})
     eval_rows: int = field(default=40, metadata={
         "help": "held-out (val) rows per task judged by generation at each stage; the same "
-                "rows for base, SFT and GRPO"})
+                "rows for SFT and GRPO, and for base unless `base_eval_rows` cuts them"})
     base_eval_rows: int | None = field(default=None, metadata={
         "help": "val rows per task the base model is judged on: the first of the `eval_rows` "
                 "rows (None = all of them). The untrained model writes to the full token "
-                "budget on every row (it has scored 0 on every row of every run), so the full "
-                "runs judge it on fewer rows"})
+                "budget on every row (the embedded model has scored 0 on every row judged so "
+                "far), so the full runs judge it on fewer rows"})
     eval_max_tokens: int | None = field(default=None, metadata={
         "help": "tokens generated per judged prompt; None = the role's default (ROLE_SIZES)"})
     eval_test: bool = field(default=True, metadata={
