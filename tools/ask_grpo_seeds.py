@@ -123,8 +123,9 @@ def pooled(rows: dict[str, list[dict]], params: dict) -> None:
         for name, texts in outputs["texts"].items():
             texts_of.setdefault(name, []).extend(texts)
     missing = [n for n, t in texts_of.items() if len(t) != len(judged_rows)]
-    if "ask-sft" not in texts_of or missing:
-        raise MagsError(f"the saved outputs do not cover both splits (ask-sft or {missing})",
+    missing += [] if "ask-sft" in texts_of else ["ask-sft"]
+    if missing:
+        raise MagsError(f"the saved outputs do not cover both splits for {', '.join(missing)}",
                         "judge every model on both splits: --seeds --split val, then test")
     vs_sft = {name: against(texts_of["ask-sft"], texts, judged_rows, params)
               for name, texts in texts_of.items() if name != "ask-sft"}
