@@ -12,20 +12,23 @@ from mags_lib.agents import (
     options_grammar,
     oracle_rules,
 )
-from mags_lib.agents.fake import RuleReaderLLM
-from mags_lib.agents.prompt import answer_stem, count_tokens, decide
+from mags_lib.agents.prompt import count_tokens, decide
 from mags_lib.embed import HashingEmbedder
 from mags_lib.errors import MagsError
 from mags_lib.evaluation import run_game
 from mags_lib.evaluation.metrics import recall_accuracy, stale_recall_rate
 from mags_lib.game import GameConfig, SenselessGame
+from mags_lib.game.rule_reader import RuleReaderLLM, RuleReaderRoleLLM
 
 DRIFTY = GameConfig(episode_length=160, drift_every=15, change_fraction=1.0, recent_share=0.8)
 
 
 def play(name: str, game: GameConfig = DRIFTY, seed: int = 0, **cfg):
+    """One game of `name`; the closed loop's roles are perfect stand-ins unless given."""
     env = SenselessGame(game)
-    agent = make_agent(name, RuleReaderLLM(), embedder=HashingEmbedder(), **cfg)
+    if name == "mags":
+        cfg.setdefault("roles", {"ask": RuleReaderRoleLLM(), "write": RuleReaderRoleLLM()})
+    agent = make_agent(name, RuleReaderRoleLLM(), embedder=HashingEmbedder(), **cfg)
     return agent, run_game(agent, env, seed, name=name)
 
 
@@ -51,7 +54,7 @@ def test_oracle_reads_the_rules_and_bare_guesses():
 
 def test_static_rag_recalls_stale_versions_and_mags_does_not():
     _, rag = play("static_rag")
-    _, mags = play("mags")
+    _, mags = play("mags_scripted")
     assert stale_recall_rate(rag.decisions) > 0.5  # both versions match the question
     assert stale_recall_rate(mags.decisions) == 0.0  # superseded versions are invalid
     assert recall_accuracy(mags.decisions) >= 0.9
@@ -60,7 +63,7 @@ def test_static_rag_recalls_stale_versions_and_mags_does_not():
 
 
 def test_no_contradiction_ablation_keeps_old_versions_valid():
-    agent, game = play("mags_no_contradiction")
+    agent, game = play("mags_scripted_no_contradiction")
     nodes = agent.memory_nodes()
     for key, texts in game.versions.items():
         if len(texts) > 1:
@@ -71,20 +74,21 @@ def test_no_contradiction_ablation_keeps_old_versions_valid():
 
 def test_ablations_change_one_mechanism_each():
     llm = RuleReaderLLM()
-    full = make_agent("mags", llm).memory_config
-    assert make_agent("mags_flat", llm).memory_config.max_visited == 1
-    assert make_agent("mags_no_hebbian", llm).memory_config.hebbian_rate == 0.0
-    no_decay = make_agent("mags_no_decay", llm).memory_config
+    full = make_agent("mags_scripted", llm).memory_config
+    assert make_agent("mags_scripted_flat", llm).memory_config.max_visited == 1
+    assert make_agent("mags_scripted_no_hebbian", llm).memory_config.hebbian_rate == 0.0
+    no_decay = make_agent("mags_scripted_no_decay", llm).memory_config
     assert no_decay.decay_rate == 0.0 and no_decay.prune_threshold == 0.0
     assert full.decay_rate > 0 and full.max_visited > 1
-    no_contra = make_agent("mags_no_contradiction", llm)
+    no_contra = make_agent("mags_scripted_no_contradiction", llm)
     assert not no_contra.use_keys and not no_contra.supersede
     with pytest.raises(MagsError, match="memory config"):
-        make_agent("mags", llm, memory={"decay_rate": -1.0})
+        make_agent("mags_scripted", llm, memory={"decay_rate": -1.0})
 
 
-def test_mags_lines_put_the_most_relevant_last():
-    _, game = play("mags")
+@pytest.mark.parametrize("name", ["mags_scripted", "mags"])
+def test_mags_lines_put_the_most_relevant_last(name):
+    _, game = play(name)
     for d in game.decisions:
         scores = [r["score"] for r in d["recalled"]]
         assert scores == sorted(scores)
@@ -141,14 +145,13 @@ def test_act_on_an_information_turn_is_an_error():
 
 def test_prompt_pieces():
     assert options_grammar(("a", 'b"c'), leading_space=False) == 'root ::= "a" | "b\\"c"'
-    assert answer_stem("It is a sunny turn. The red quax is offered the iron.").endswith(
-        "the red quax eats only the")
     rules = ["On rainy turns, the red quax eats only the slate.",
              "On sunny turns, the red quax eats only the iron.",
              "On sunny turns, the teal breep eats only the felt."]
     q = "It is a sunny turn. The red quax is offered the iron and the felt. Which does it eat?"
-    assert oracle_rules(rules, q, 3)[-1] == rules[1]
-    assert oracle_rules(rules, q, 0) == []
+    assert oracle_rules(rules, rules[1], q, 3)[-1] == rules[1]
+    assert oracle_rules(rules, rules[2], q, 3)[-1] == rules[2]  # ground truth, not the words
+    assert oracle_rules(rules, rules[1], q, 0) == []
     for fmt in ("completion", "chat"):
         choice = decide(RuleReaderLLM(), rules, q, ("iron", "felt"), prompt_format=fmt)
         assert choice.action == "iron" and q in choice.prompt
@@ -202,3 +205,75 @@ def test_the_tagged_grammar_constrains_the_embedded_model(embedded_llm):
                         ("iron", "felt"), prompt_format=fmt, answer_tags=True)
         assert choice.text.startswith("<answer>") and choice.text.endswith("</answer>")
         assert choice.action in ("iron", "felt")
+
+
+# ----- the closed loop -------------------------------------------------------------------------
+def test_the_closed_loop_with_perfect_role_models_writes_and_finds_the_rules():
+    """Perfect stand-in models, so what is lost here is lost by the memory itself: without
+    keys, its lexical detector takes one creature's rules under two conditions with the same
+    item for two versions of one fact (on this game the rule's current version is held valid
+    at 34 of 51 decisions, and 7 decisions are lost)."""
+    agent, game = play("mags")
+    loop = game.loop
+    assert loop["write_validity"] == 1.0 and loop["ask_validity"] == 1.0
+    assert loop["op_add"] > 0 and loop["op_none"] > 0
+    assert game.accuracy >= 0.8 and stale_recall_rate(game.decisions) == 0.0
+    assert all(d["held_valid"] is not None for d in game.decisions)
+    assert sum(d["held_valid"] for d in game.decisions) / len(game.decisions) >= 0.6
+    # the router: every decision went to ask + answer, every other turn to write
+    assert loop["routes"]["decide"] == {"ask+answer": len(game.decisions)}
+    assert set(loop["routes"]["announce"]) == {"write"}
+    assert game.update_fidelity >= 0.8
+
+
+def test_malformed_role_outputs_change_nothing_and_the_agent_still_answers():
+    garbage = {"ask": RuleReaderRoleLLM(garbage=True), "write": RuleReaderRoleLLM(garbage=True)}
+    agent, game = play("mags", roles=garbage)
+    loop = game.loop
+    assert loop["write_malformed"] == loop["write_calls"] > 0
+    assert loop["ask_malformed"] == loop["ask_calls"] == len(game.decisions)
+    assert agent.memory_size() == 0  # nothing that did not parse was written
+    assert all(d["chosen"] in d["options"] for d in game.decisions)
+    assert 0.2 < game.accuracy < 0.8  # it guesses: no memory
+
+
+def test_mags_needs_its_trained_models_and_says_so():
+    with pytest.raises(MagsError, match="trained ask and write"):
+        make_agent("mags", RuleReaderLLM())
+    with pytest.raises(MagsError, match="loop config"):
+        make_agent("mags_prompted", RuleReaderLLM(), loop={"temperature": 1.0})
+
+
+def test_mags_prompted_uses_the_decision_llm_in_every_role_with_examples():
+    llm = RuleReaderRoleLLM()
+    agent = make_agent("mags_prompted", llm, embedder=HashingEmbedder())
+    assert agent.ask_llm is llm and agent.write_llm is llm and agent.loop.few_shot
+    assert agent.memory_config.contradiction_max_diff == 1  # the loop's detector setting
+
+
+def test_static_rag_retrieves_by_meaning_as_well_as_words():
+    import numpy as np
+
+    from mags_lib.game import Observation
+
+    class Synonyms:  # "feline" and "cat" share a vector, nothing else does
+        dim = 3
+
+        def encode(self, texts):
+            def vec(t):
+                t = t.lower()
+                return [1.0, 0, 0] if ("cat" in t or "feline" in t) else (
+                    [0, 1.0, 0] if "dog" in t else [0, 0, 1.0])
+            return np.array([vec(t) for t in texts], dtype=np.float32)
+
+    hybrid = make_agent("static_rag", RuleReaderLLM(), embedder=Synonyms(), k=1)
+    lexical = make_agent("static_rag_bm25", RuleReaderLLM(), k=1)
+    question = Observation("Where does the feline sleep?", ("sofa", "mat"), 3, "decide")
+    for agent in (hybrid, lexical):
+        agent.reset(0)
+        agent.observe(Observation("A dog barks at the mat.", (), 0, "distractor"))
+        agent.observe(Observation("The cat sleeps on the sofa.", (), 1, "announce"))
+        agent.observe(Observation("A dog guards the sofa.", (), 2, "distractor"))
+    assert hybrid.memory_lines(question)[0]["text"] == "The cat sleeps on the sofa."
+    lines = [r["text"] for r in lexical.memory_lines(question)]
+    assert "The cat sleeps on the sofa." not in lines[-1:]

@@ -13,20 +13,20 @@ def _study(variants, length=150):
 
 
 def test_trace_has_one_row_per_turn_and_counts_add_up():
-    study = _study(["mags"])
-    rows = study.traces["mags"][0]
+    study = _study(["mags_scripted"])
+    rows = study.traces["mags_scripted"][0]
     assert [r["turn"] for r in rows] == list(range(len(rows)))
     for r in rows:
         assert r["nodes"] == r["valid_nodes"] + r["superseded_nodes"]
         assert r["valid_nodes"] == r["episodic"] + r["semantic"]
         assert sum(r["edge_kinds"].values()) == r["edges"]
     assert [t for t, _ in study.snapshots] == [0, 50, 100]
-    assert study.memories["mags"].graph.number_of_nodes() == rows[-1]["nodes"]
+    assert study.memories["mags_scripted"].graph.number_of_nodes() == rows[-1]["nodes"]
 
 
 def test_supersession_keeps_stale_rules_out_of_recall():
-    study = _study(["mags", "mags_no_contradiction"], length=300)
-    full, ablated = study.summary["mags"], study.summary["mags_no_contradiction"]
+    study = _study(["mags_scripted", "mags_scripted_no_contradiction"], length=300)
+    full, ablated = study.summary["mags_scripted"], study.summary["mags_scripted_no_contradiction"]
     assert study.changes[0], "the game must change rules for this test to mean anything"
     assert full["stale_recall_rate"] < ablated["stale_recall_rate"]
     assert full["accuracy"] > ablated["accuracy"]

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from mags_lib.agents.fake import RuleReaderLLM
 from mags_lib.embed import HashingEmbedder
 from mags_lib.errors import MagsError
 from mags_lib.evaluation import (
@@ -25,12 +24,13 @@ from mags_lib.evaluation import (
 )
 from mags_lib.evaluation.metrics import ablation_markdown, oracle_vs_bare, stale_recall_rate
 from mags_lib.game import GameConfig
+from mags_lib.game.rule_reader import RuleReaderLLM
 
 SHORT = GameConfig(episode_length=50, drift_every=12)
 
 
 def config(**kw) -> EvalConfig:
-    base = {"agents": ["bare", "oracle", "mags"], "seeds": [0, 1], "game": SHORT,
+    base = {"agents": ["bare", "oracle", "mags_scripted"], "seeds": [0, 1], "game": SHORT,
             "embedder": "hashing", "verbose": False}
     return EvalConfig(**{**base, **kw})
 
@@ -63,9 +63,9 @@ def evaluate(tmp_path, llm=None, **kw):
 def test_run_eval_writes_games_explanations_and_a_verdict_first(tmp_path):
     result = evaluate(tmp_path)
     rows = read_jsonl(tmp_path / "games.jsonl")
-    assert {(r["agent"], r["seed"]) for r in rows} == {(a, s) for a in ("bare", "oracle", "mags")
+    assert {(r["agent"], r["seed"]) for r in rows} == {(a, s) for a in ("bare", "oracle", "mags_scripted")
                                                        for s in (0, 1)}
-    explain = read_jsonl(tmp_path / "explain" / "mags_1.jsonl")
+    explain = read_jsonl(tmp_path / "explain" / "mags_scripted_1.jsonl")
     assert explain and {"prompt", "recalled", "chosen", "correct"} <= set(explain[0])
     assert all("path" in r for e in explain for r in e["recalled"])
     metrics = json.loads((tmp_path / "metrics.json").read_text())
@@ -81,8 +81,8 @@ def test_resume_skips_finished_games(tmp_path):
     result = evaluate(tmp_path, llm=llm, agents=["bare", "oracle"])
     assert llm.calls == 0 and len(result.games) == 4
     llm = RuleReaderLLM()
-    result = evaluate(tmp_path, llm=llm, agents=["bare", "oracle", "mags"])
-    mags_decisions = sum(len(g.decisions) for g in result.games if g.agent == "mags")
+    result = evaluate(tmp_path, llm=llm, agents=["bare", "oracle", "mags_scripted"])
+    mags_decisions = sum(len(g.decisions) for g in result.games if g.agent == "mags_scripted")
     assert llm.calls == mags_decisions  # only the new agent played
     assert len(read_jsonl(tmp_path / "games.jsonl")) == 6
 
@@ -138,11 +138,11 @@ def test_figures_draw(tmp_path):
     matplotlib.use("Agg")
     from mags_lib.evaluation import figures
 
-    result = evaluate(tmp_path, agents=["bare", "oracle", "mags", "static_rag", "mags_flat"])
+    result = evaluate(tmp_path, agents=["bare", "oracle", "mags_scripted", "static_rag", "mags_scripted_flat"])
     for fig in (figures.accuracy_over_time(result.games), figures.accuracy_bars(result.summary),
                 figures.cost_per_decision(result.games), figures.ablation_figure(result.summary)):
         assert fig.axes
-    assert "| mags_flat |" in ablation_markdown(result.summary["ablation"])
+    assert "| mags_scripted_flat |" in ablation_markdown(result.summary["ablation"])
 
 
 # ----- metrics on hand-made records ---------------------------------------------------------------
@@ -179,24 +179,38 @@ def test_adaptability_splits_recent_settled_and_stable():
 
 
 def test_stale_rate_and_rule_flags():
+    key = "red quax|rainy"
     cur = "On rainy turns, the red quax eats only the iron."
     old = "A scroll reads: On rainy turns, the red quax eats only the slate."
     other = "On sunny turns, the red quax eats only the slate."
-    assert rule_flags([old, cur], cur) == (True, True)
-    assert rule_flags([other, "Right! The scroll says: " + cur], cur) == (True, False)
-    assert rule_flags([], None) == (False, False)
+    assert rule_flags([old, cur], key, "iron", "slate") == (True, True)
+    assert rule_flags([other, "Right! The scroll says: " + cur], key, "iron", "slate") == (
+        True, False)
+    # any wording counts, a line naming both items states the current version
+    varied = "Only the iron is eaten by the red quax whenever the turn is rainy."
+    assert rule_flags([varied], key, "iron", "slate") == (True, False)
+    both = "Rule change: the red quax now eats only iron on rainy turns, never slate."
+    assert rule_flags([both], key, "iron", "slate") == (True, False)
+    assert rule_flags(["The red quax eats irons."], key, "iron", None) == (False, False)
+    assert rule_flags([], None, None, None) == (False, False)
     records = [d(1, True, n_changes=1, stale=True), d(2, True, n_changes=1), d(3, True, stale=True)]
     assert stale_recall_rate(records) == 0.5
 
 
 def test_update_fidelity():
-    versions = {"a": ["a1", "a2"], "b": ["b1", "b2", "b3"], "c": ["c1"]}
-    good = [{"text": "a2", "valid": True}, {"text": "b3", "valid": True},
-            {"text": "a1", "valid": False}]
+    def rule(c, w, i):
+        return f"On {w} turns, the {c} eats only the {i}."
+
+    a, b, c = "red quax|rainy", "teal breep|sunny", "pale grilb|foggy"
+    versions = {a: [rule("red quax", "rainy", "iron"), rule("red quax", "rainy", "felt")],
+                b: [rule("teal breep", "sunny", x) for x in ("slate", "cello", "awl")],
+                c: [rule("pale grilb", "foggy", "tin")]}
+    good = [{"text": "The red quax eats felt when it is rainy.", "valid": True},
+            {"text": versions[b][-1], "valid": True}, {"text": versions[a][0], "valid": False}]
     assert update_fidelity(good, versions) == 1.0
-    half = [*good, {"text": "b1", "valid": True}]
+    half = [*good, {"text": versions[b][0], "valid": True}]
     assert update_fidelity(half, versions) == 0.5
-    assert update_fidelity(good, {"c": ["c1"]}) is None
+    assert update_fidelity(good, {c: versions[c]}) is None
 
 
 def test_efficiency_spans_show_growth():
@@ -237,13 +251,13 @@ def test_a_tiny_eval_with_the_embedded_model_runs_end_to_end(tmp_path, embedded_
 
 
 def test_answer_model_study_compares_settings_and_finds_exported_files(tmp_path):
-    from mags_lib.agents.fake import RuleReaderLLM
     from mags_lib.embed import HashingEmbedder
     from mags_lib.evaluation.answer_model import (
         answer_model_settings,
         answer_model_study,
         find_gguf,
     )
+    from mags_lib.game.rule_reader import RuleReaderLLM
 
     gguf_dir = tmp_path / "gguf"
     gguf_dir.mkdir()

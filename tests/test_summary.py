@@ -15,14 +15,24 @@ def test_an_empty_results_folder_names_the_commands_that_fill_it(tmp_path):
 
 
 def test_tables_come_from_the_files(tmp_path):
-    (tmp_path / "06_evaluate_game").mkdir()
-    agent = {"accuracy": 0.8, "ci_low": 0.7, "ci_high": 0.9, "seeds": {"mean": 0.8, "std": 0.05},
+    from mags_lib.evaluation.headline import closed_loop_targets, headline_rows
+
+    (tmp_path / "06_evaluate_game" / "varied").mkdir(parents=True)
+    agent = {"accuracy": 0.8, "ci_low": 0.7, "ci_high": 0.9,
+             "seeds": {"mean": 0.8, "std": 0.05, "per_seed": {"0": 0.75, "1": 0.85}},
              "adaptability": {"recent_accuracy": 0.6}, "recall_accuracy": 1.0,
+             "after_drift": {"accuracy": 0.7, "ci_low": 0.6, "ci_high": 0.8, "n": 50},
+             "memory_quality": {"governing_held_valid": 0.9},
+             "loop": {"write_validity": 0.97},
              "stale_recall_rate": 0.0, "efficiency": {"tokens_per_decision": 90,
                                                       "seconds_per_decision": 0.4}}
-    (tmp_path / "06_evaluate_game" / "metrics.json").write_text(json.dumps(
-        {"oracle_vs_bare_gap": 0.33, "evaluation_valid": True,
-         "agents": {"mags": agent, "bare": {**agent, "accuracy": 0.5}}}))
+    summary = {"oracle_vs_bare_gap": 0.33, "evaluation_valid": True,
+               "agents": {"mags": agent, "bare": {**agent, "accuracy": 0.5},
+                          "static_rag": {**agent, "after_drift": {"accuracy": 0.55}}}}
+    out06 = tmp_path / "06_evaluate_game"
+    (out06 / "varied" / "metrics.json").write_text(json.dumps(summary))
+    (out06 / "headline.json").write_text(json.dumps(headline_rows({"varied": summary})))
+    (out06 / "targets.json").write_text(json.dumps({"varied": closed_loop_targets(summary)}))
     (tmp_path / "bench").mkdir()
     (tmp_path / "bench" / "memory.json").write_text(json.dumps(
         {"meets_targets": {"recall_p50": True, "engram_throughput": False},
@@ -32,7 +42,10 @@ def test_tables_come_from_the_files(tmp_path):
     out = tmp_path / "S.md"
     assert main(["--results", str(tmp_path), "--out", str(out)]) == 0
     text = out.read_text()
-    assert "oracle - bare = +0.330" in text and "| mags | 0.800 | 0.700–0.900 |" in text
+    assert "varied: oracle - bare = +0.330" in text
+    assert "| varied | mags | MAGS (closed loop: trained ask + write models) | 0.800 (0.700–0.900)" \
+        in text
+    assert "| mags after drift - static_rag after drift (>= +0.10) | +0.150 | yes |" in text
     assert "| 1000 | 2500 | 3.0 | 5.0 | 300 |" in text
     assert "engram_throughput MISSED" in text
 

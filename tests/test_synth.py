@@ -57,7 +57,7 @@ def boom(messages) -> str:
 
 @pytest.fixture(scope="module")
 def episode_rows_small():
-    cfg = SynthConfig()
+    cfg = SynthConfig(surfaces=["fixed"])  # the fake LLM above reads the fixed question
     return episode_rows(generate_episode(game_config(cfg, 12_345, 1)), cfg)[0], cfg
 
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mags_lib.agents import router
 from mags_lib.errors import MagsError
 from mags_lib.train import (
     backend,
@@ -21,7 +22,6 @@ from mags_lib.train import (
     mining,
     rewards,
     roles,
-    router,
     selection,
 )
 from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, TrainConfig

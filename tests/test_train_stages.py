@@ -9,8 +9,10 @@ from dataclasses import replace
 
 import pytest
 
+from mags_lib.agents import router
 from mags_lib.errors import MagsError
-from mags_lib.train import common, router
+from mags_lib.game.senseless import game_observations
+from mags_lib.train import common
 from mags_lib.train.__main__ import build_config, main
 from mags_lib.train.data import write_jsonl
 from mags_lib.train.report import RoleReport, StageRecord, compare_single_model
@@ -218,10 +220,10 @@ def test_report_table_targets_save_and_figure(tmp_path):
 
 
 def test_router_routes_every_game_observation_kind_as_needed():
-    check = router.router_accuracy(router.game_observations([100, 101], episode_length=80))
+    check = router.router_accuracy(game_observations([100, 101], episode_length=80))
     assert check["accuracy"] == 1.0 and {"decide", "announce"} <= set(check["by_kind"])
     old_rules = {"decision": ("ask", "answer"), "information": ("write",)}
-    stale = router.router_accuracy(router.game_observations([100], episode_length=80),
+    stale = router.router_accuracy(game_observations([100], episode_length=80),
                                    router=lambda o: router.route(o, old_rules))
     assert stale["accuracy"] < 1.0 and stale["errors"][0]["expected"] == ["ask", "answer"]
 

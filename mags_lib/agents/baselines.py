@@ -5,17 +5,24 @@ the oracle that reads the rules in force.
 * `FullContextAgent`: the most recent turns that fit in the context window (the LLM's n_ctx,
   measured with its own tokenizer; see `prompt.count_tokens`) minus the question, the answer
   and a margin. Grows with the game until the window is full: the cost MAGS should avoid.
-* `StaticRagAgent`: every observed text is appended to a BM25 index (each distinct text once,
-  its turns kept as sources) and never updated or superseded; the k best matches of the
-  question are the memory lines. The original project's baseline: it "only adds text", so after
-  a rule changes both versions match the question equally well.
+* `StaticRagAgent`: every observed text, as it came, is appended to an index (each distinct
+  text once, its turns kept as sources) and never updated or superseded; the k best matches of
+  the question are the memory lines. It retrieves the way MAGS's anchors do: the same embedder
+  (all-MiniLM-L6-v2) and the same hybrid score, (1 - w) * cosine + w * BM25 / max BM25 with
+  w = `MemoryConfig.lexical_weight`, so a gap to MAGS measures the memory's structure, writes
+  and dynamics, not the retriever. The original project's baseline: it "only adds text", so
+  after a rule changes both versions match the question about equally well.
+* `StaticRagBM25Agent` (`static_rag_bm25`): the same with BM25 alone (the earlier baseline).
 * `OracleAgent`: the k rules in force (`env.current_rules()`), the one governing the question
-  last and the others by word overlap with it: a perfect memory, the upper bound.
+  (from the game's ground truth) last and the others by word overlap with it: a perfect memory,
+  the upper bound. Only the oracle and `mags_scripted` read the game's ground truth.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from mags_lib.agents.base import Agent, AgentConfig, recalled
 from mags_lib.agents.prompt import context_window, count_tokens, render_prompt
@@ -63,34 +70,31 @@ class OracleAgent(Agent):
 
             raise MagsError("the oracle agent has no env to read the rules from",
                             "pass env= to make_agent or call agent.attach(env)")
-        rules = oracle_rules(self.env.current_rules(), obs.text, self.config.k)
+        truth = self.env.ground_truth() if hasattr(self.env, "ground_truth") else None
+        governing = getattr(truth, "rule_text", None)
+        rules = oracle_rules(self.env.current_rules(), governing, obs.text, self.config.k)
         return [recalled(f"rule:{i}", text, score=None, sources=["env.current_rules"])
                 for i, text in enumerate(rules)]
 
 
-def oracle_rules(rules: list[str], question: str, k: int) -> list[str]:
-    """The k rules most relevant to `question`, the governing one (same creature and condition)
-    last, the others by shared words, least relevant first.
+def oracle_rules(rules: list[str], governing: str | None, question: str, k: int) -> list[str]:
+    """The k rules most relevant to `question`: `governing` (the rule that decides it, from
+    the game's ground truth) last, the others by words shared with the question.
 
     >>> rules = ["On rainy turns, the red quax eats only the slate.",
     ...          "On sunny turns, the red quax eats only the iron.",
     ...          "On frosty turns, the teal breep eats only the felt."]
-    >>> oracle_rules(rules, "It is a sunny turn. The red quax is offered the iron and the felt.", 2)
+    >>> oracle_rules(rules, rules[1], "It is a sunny turn. The red quax is offered the iron.", 2)
     ['On rainy turns, the red quax eats only the slate.', 'On sunny turns, the red quax eats only the iron.']
     """
-    from mags_lib.game.senseless import DECIDE_PATTERN, parse_rule
     from mags_lib.memory.lexical import content_terms
 
     if k <= 0:
         return []
-    m = DECIDE_PATTERN.search(question)
     asked = set(content_terms(question))
 
     def relevance(text: str) -> tuple[int, int]:
-        rule = parse_rule(text)
-        governs = bool(m and rule and rule.creature == m["creature"]
-                       and rule.condition == m["condition"])
-        return int(governs), len(asked & set(content_terms(text)))
+        return int(text == governing), len(asked & set(content_terms(text)))
 
     ranked = sorted(rules, key=lambda r: (relevance(r), r), reverse=True)[:k]
     return ranked[::-1]
@@ -132,10 +136,10 @@ class FullContextAgent(Agent):
         return len(self.turns)
 
 
-class StaticRagAgent(Agent):
+class StaticRagBM25Agent(Agent):
     """Append-only BM25 retrieval over every text seen; nothing is ever updated."""
 
-    name = "static_rag"
+    name = "static_rag_bm25"
 
     def reset(self, seed: int) -> None:
         from mags_lib.memory.lexical import BM25Index
@@ -154,15 +158,24 @@ class StaticRagAgent(Agent):
             doc = self.doc_of[obs.text] = len(self.texts)
             self.texts.append(obs.text)
             self.sources.append([])
-            self.index.add(doc, obs.text)
+            self.add_document(doc, obs.text)
         self.sources[doc].append(obs.turn)
+
+    def add_document(self, doc: int, text: str) -> None:
+        self.index.add(doc, text)
+
+    def scores(self, question: str) -> dict[int, float]:
+        """Document -> retrieval score for `question` (BM25 here)."""
+        ids, scores = self.index.search(question, len(self.texts))
+        return {int(i): float(s) for i, s in zip(ids, scores, strict=True)}
 
     def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
         k = self.config.k
-        ids, scores = self.index.search(obs.text, k + 1)
-        hits = [(int(i), float(s)) for i, s in zip(ids, scores, strict=True)
-                if self.texts[int(i)] != obs.text][:k]
-        return [recalled(i, self.texts[i], score=s, sources=self.sources[i])
+        if not self.texts or k <= 0:
+            return []
+        ranked = sorted(self.scores(obs.text).items(), key=lambda p: (-p[1], p[0]))
+        hits = [(i, s) for i, s in ranked if self.texts[i] != obs.text][:k]
+        return [recalled(i, self.texts[i], score=round(s, 4), sources=self.sources[i])
                 for i, s in reversed(hits)]
 
     def memory_size(self) -> int:
@@ -170,3 +183,38 @@ class StaticRagAgent(Agent):
 
     def memory_nodes(self) -> list[dict[str, Any]]:
         return [{"text": t, "valid": True} for t in self.texts]
+
+
+class StaticRagAgent(StaticRagBM25Agent):
+    """Append-only hybrid (dense + BM25) retrieval, scored as MAGS's recall anchors are."""
+
+    name = "static_rag"
+    embedder: Any = None
+
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        from mags_lib.memory import MemoryConfig
+
+        if self.embedder is None:
+            from mags_lib.agents.mags import MemoEmbedder
+            from mags_lib.embed import default_embedder
+
+            self.embedder = MemoEmbedder(default_embedder())
+        self.lexical_weight = MemoryConfig().lexical_weight
+        self.vectors: list[np.ndarray] = []
+
+    def add_document(self, doc: int, text: str) -> None:
+        super().add_document(doc, text)
+        vec = np.asarray(self.embedder.encode([text])[0], dtype=np.float32)
+        self.vectors.append(vec / max(float(np.linalg.norm(vec)), 1e-12))
+
+    def scores(self, question: str) -> dict[int, float]:
+        lexical = super().scores(question)
+        top = max(lexical.values(), default=0.0)
+        q = np.asarray(self.embedder.encode([question])[0], dtype=np.float32)
+        q = q / max(float(np.linalg.norm(q)), 1e-12)
+        cosines = np.stack(self.vectors) @ q
+        w = self.lexical_weight
+        return {i: (1 - w) * max(float(c), 0.0) + w * (lexical.get(i, 0.0) / top if top > 0
+                                                        else 0.0)
+                for i, c in enumerate(cosines.tolist())}

@@ -1,25 +1,30 @@
-"""The MAGS agent: a `LiquidMemory` written every turn and recalled at every decision.
+"""Memory agents over a `LiquidMemory`: the shared base and `mags_scripted`, the upper bound.
 
-Writing (`observe`): a turn that states a rule (an announcement, or feedback that reveals the
-rule) is written as a semantic fact, the rule sentence alone, with `key="creature|condition"`
-parsed by `mags_lib.game.parse_rule`, so only a new version of the *same* rule supersedes it
-(the default lexical detector would also confuse rules of one creature under two conditions).
-Other turns (distractors; questions only with `remember_questions`) are episodic. Then
-`memory.step(reward)`, the reward of a decision mapped from {0, 1} to {-1, +1} so a wrong
-answer weakens the recalled paths.
+`MemoryAgent` holds the memory (reset per game, one embedder shared by all agents of an
+evaluation through `MemoEmbedder`), recalls the question at a decision, and reports size, nodes
+and metrics. Two agents build on it:
 
-Reading (`memory_lines`): `memory.recall(question, k)`, most relevant hit last.
+* `MagsLoopAgent` (`loop.py`, names `mags` and `mags_prompted`): MAGS's own models write and
+  read the memory. This is MAGS.
+* `ScriptedMagsAgent` (`mags_scripted`): **an upper bound, not MAGS: perfect writer, game
+  structure given.** It takes each turn's rule from the game's ground truth (`env.ground_truth()`:
+  the canonical sentence and `key="creature|condition"`, so only a new version of the *same*
+  rule supersedes it) on every surface, and recalls with the raw question. It is the ceiling
+  the learned writer is measured against. Other turns (distractors; questions only with
+  `remember_questions`) are episodic.
 
-The ablations (`ABLATIONS`, picked by name in `registry.py`) change one mechanism each through
-`MemoryConfig` or the write path, nothing else:
+Both call `memory.step(reward)` every turn, the reward of a decision mapped from {0, 1} to
+{-1, +1} so a wrong answer weakens the recalled paths.
 
-* mags_no_hebbian: no co-recall wiring (hebbian_rate 0, hebbian_min_score 1.0 so no new edges);
-* mags_no_decay: no decay, no pruning, no removal of idle nodes;
-* mags_flat: no traversal (max_visited 1): the hits are the hybrid dense + BM25 top k;
-* mags_no_contradiction: no supersession: rule facts are written without a key and with a
-  detector that never fires, so every version stays valid; merge_threshold 0.99 so that a new
-  version is not folded into the old node as a repeat (versions differ in one word: MiniLM
-  cosine ~0.75, but the hashing embedder's is above the default 0.92). Only exact repeats merge.
+The ablations of the scripted agent (`ABLATIONS`, picked by name in `registry.py`) change one
+mechanism each through `MemoryConfig` or the write path, nothing else:
+
+* mags_scripted_no_hebbian: no co-recall wiring (hebbian_rate 0, hebbian_min_score 1.0);
+* mags_scripted_no_decay: no decay, no pruning, no removal of idle nodes;
+* mags_scripted_flat: no traversal (max_visited 1): the hits are the hybrid dense + BM25 top k;
+* mags_scripted_no_contradiction: no supersession: rule facts are written without a key and
+  with a detector that never fires, so every version stays valid; merge_threshold 0.99 so
+  that a new version is not folded into the old node as a repeat.
 
 `MemoEmbedder` wraps any embedder with a text -> vector cache, so the agents of one evaluation
 encode each distinct text once (MiniLM on 2 busy cores: ~0.1 s a sentence).
@@ -36,12 +41,12 @@ from mags_lib.agents.base import Agent, AgentConfig, recalled
 from mags_lib.game.base import Observation
 
 ABLATIONS: dict[str, dict[str, Any]] = {
-    "mags": {},
-    "mags_no_hebbian": {"memory": {"hebbian_rate": 0.0, "hebbian_min_score": 1.0}},
-    "mags_no_decay": {"memory": {"decay_rate": 0.0, "prune_threshold": 0.0,
+    "mags_scripted": {},
+    "mags_scripted_no_hebbian": {"memory": {"hebbian_rate": 0.0, "hebbian_min_score": 1.0}},
+    "mags_scripted_no_decay": {"memory": {"decay_rate": 0.0, "prune_threshold": 0.0,
                                  "isolated_grace": 10**9, "inactive_after": 10**9}},
-    "mags_flat": {"memory": {"max_visited": 1}},
-    "mags_no_contradiction": {"use_keys": False, "supersede": False,
+    "mags_scripted_flat": {"memory": {"max_visited": 1}},
+    "mags_scripted_no_contradiction": {"use_keys": False, "supersede": False,
                               "memory": {"merge_threshold": 0.99}},
 }
 
@@ -74,20 +79,19 @@ class MemoEmbedder:
         return np.stack([self._cache[t] for t in texts])
 
 
-class MagsAgent(Agent):
-    """LiquidMemory-backed agent; see the module docstring."""
+class MemoryAgent(Agent):
+    """A `LiquidMemory` per game; subclasses decide what is written and how it is read."""
 
-    name = "mags"
+    name = "memory"
 
     def __init__(self, llm: Any, config: AgentConfig | None = None, *,
                  memory_config: Any | None = None, embedder: Any | None = None,
-                 use_keys: bool = True, supersede: bool = True):
+                 supersede: bool = True):
         super().__init__(llm, config)
         from mags_lib.memory import MemoryConfig
 
         self.memory_config = memory_config or MemoryConfig()
         self.embedder = embedder
-        self.use_keys = use_keys
         self.supersede = supersede
         self.memory: Any = None
 
@@ -101,19 +105,6 @@ class MagsAgent(Agent):
         detector = None if self.supersede else NeverContradicts()
         self.memory = LiquidMemory(replace(self.memory_config, seed=seed), self.embedder,
                                    detector=detector)
-
-    def observe(self, obs: Observation, reward: float | None = None,
-                info: dict[str, Any] | None = None) -> None:
-        from mags_lib.game import parse_rule
-
-        rule = parse_rule(obs.text)
-        source = f"turn:{obs.turn}"
-        if rule is not None:
-            self.memory.observe(rule.text, source=source, time=float(obs.turn), block="semantic",
-                                key=rule.key if self.use_keys else None)
-        elif obs.text and (not obs.legal_actions or self.config.remember_questions):
-            self.memory.observe(obs.text, source=source, time=float(obs.turn), block="episodic")
-        self.memory.step(None if reward is None else 2.0 * float(reward) - 1.0)
 
     def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
         hits = self.memory.recall(obs.text, self.config.k)
@@ -130,3 +121,34 @@ class MagsAgent(Agent):
 
     def memory_metrics(self) -> dict[str, Any]:
         return self.memory.metrics()
+
+
+class ScriptedMagsAgent(MemoryAgent):
+    """The upper bound: the game's ground-truth rule written each turn (see the module)."""
+
+    name = "mags_scripted"
+
+    def __init__(self, llm: Any, config: AgentConfig | None = None, *,
+                 memory_config: Any | None = None, embedder: Any | None = None,
+                 use_keys: bool = True, supersede: bool = True, env: Any | None = None):
+        super().__init__(llm, config, memory_config=memory_config, embedder=embedder,
+                         supersede=supersede)
+        self.use_keys = use_keys
+        self.env = env
+
+    def attach(self, env: Any) -> None:
+        self.env = env
+
+    def observe(self, obs: Observation, reward: float | None = None,
+                info: dict[str, Any] | None = None) -> None:
+        truth = self.env.ground_truth() if self.env is not None else None
+        source = f"turn:{obs.turn}"
+        states_rule = (truth is not None and truth.kind in ("announce", "feedback")
+                       and truth.rule_text and truth.engram_ops)
+        if states_rule:
+            self.memory.observe(truth.rule_text, source=source, time=float(obs.turn),
+                                block="semantic",
+                                key=truth.rule_key if self.use_keys else None)
+        elif obs.text and (not obs.legal_actions or self.config.remember_questions):
+            self.memory.observe(obs.text, source=source, time=float(obs.turn), block="episodic")
+        self.memory.step(None if reward is None else 2.0 * float(reward) - 1.0)

@@ -6,18 +6,16 @@ memory, not in output format.
 
 Two formats (`PROMPT_FORMATS`):
 
-* "completion" (default): a plain text continuation whose last line restates the question in
-  the rules' own words, so that answering is copying what followed the same words in a memory
-  line (what a small model does well: induction);
+* "completion" (default): a plain text continuation: the memory lines, the observation as it
+  came, and a generic answer stem; the grammar continues it with one legal item:
 
       On frosty turns, the lanky grilb eats only the slate.      <- memory lines, most relevant last
       It is a frosty turn. The lanky grilb is offered the cello and the slate. Which does it eat?
-      Answer: On frosty turns, the lanky grilb eats only the     <- the grammar continues: " slate"
+      Answer:                                                    <- the grammar continues: " slate"
 
-  Measured with the embedded SmolLM2-135M, untrained, the oracle's 3 rules in the prompt, 104
-  decisions of tuning seeds 100-101: 93% with this stem (45% with no memory lines), 71% with
-  the stem "Answer: The lanky grilb eats the" (54% without lines). As a chat the model ignored
-  a rule in its prompt (47% with, 48% without, measured earlier).
+  The stem is the same for every observation: no code here reads the game's question or
+  restates it in the rules' words (that would hand every agent the game's template; a test
+  checks that no agent or prompt module imports the game's structure).
 
 * "chat": the same lines and question as one user message, answered with the bare item.
 
@@ -30,8 +28,8 @@ The choice is greedy (temperature 0) under a GBNF alternation of the options
 
     >>> options_grammar(("cello", "slate"), leading_space=True)
     'root ::= " cello" | " slate"'
-    >>> answer_stem("It is a frosty turn. The lanky grilb is offered the cello and the slate.")
-    'Answer: On frosty turns, the lanky grilb eats only the'
+    >>> completion_prompt(["The grilb eats slate."], "Which does the grilb eat?").splitlines()
+    ['The grilb eats slate.', 'Which does the grilb eat?', 'Answer:']
 """
 
 from __future__ import annotations
@@ -45,8 +43,7 @@ from mags_lib.errors import MagsError
 PROMPT_FORMATS = ("completion", "chat")
 CHAT_SYSTEM = ("You play a game with invented feeding rules. Use the notes to answer with the "
                "one item the creature eats.")
-_QUESTION = re.compile(r"It is an? (?P<condition>[a-z]+) turn\. "
-                       r"The (?P<creature>[a-z]+(?: [a-z]+)?) is offered")
+ANSWER_STEM = "Answer:"
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 _TAGGED = re.compile(r"<answer>(.*?)(?:</answer>|$)", re.S)
 _TAGGED_EXTRA_TOKENS = 10  # "<answer>" and "</answer>" are several tokens each
@@ -92,19 +89,9 @@ def _gbnf_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
-def answer_stem(question: str) -> str:
-    """The line the completion continues: the question in the rule template's words,
-    "Answer: On <condition> turns, the <creature> eats only the"; a plain "Answer:" for an
-    observation of another shape (a TextWorld room, whose legal actions are commands)."""
-    m = _QUESTION.search(question)
-    if m is None:
-        return "Answer:"
-    return f"Answer: On {m['condition']} turns, the {m['creature']} eats only the"
-
-
 def completion_prompt(lines: list[str], question: str) -> str:
     """Memory lines (most relevant last), the question, the answer stem."""
-    return "\n".join([*lines, question, answer_stem(question)])
+    return "\n".join([*lines, question, ANSWER_STEM])
 
 
 def chat_messages(lines: list[str], question: str) -> list[dict[str, str]]:

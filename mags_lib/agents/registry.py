@@ -4,8 +4,19 @@
     agent = make_agent("oracle", llm, env=env)        # or run_game attaches the env
 
 Keyword arguments that are `AgentConfig` fields (k, prompt_format, ...) configure the shared
-decision prompt; `embedder` and `memory` (a dict of `MemoryConfig` overrides) go to the MAGS
-agents, `env` to the oracle; anything else is an error naming the accepted keywords.
+decision prompt; `embedder` and `memory` (a dict of `MemoryConfig` overrides) go to the memory
+agents, `env` to the oracle and to `mags_scripted` (ground truth), `roles` ({"ask": llm,
+"write": llm}) and `loop` (a dict of `LoopConfig` overrides) to the closed-loop agents;
+anything else is an error naming the accepted keywords.
+
+The agents, and what each may know:
+
+* `bare`, `full_context`, `static_rag`, `static_rag_bm25`: the observations only;
+* `mags`: the observations only; its trained ask and write models (`roles`) drive the memory;
+* `mags_prompted`: the same loop with the decision LLM (untrained) in every role, few-shot;
+* `mags_scripted` and its ablations: **upper bound, perfect writer, game structure given**
+  (the game's ground-truth rule each turn);
+* `oracle`: the rules in force (the game's ground truth): the ceiling of the evaluation.
 """
 
 from __future__ import annotations
@@ -14,17 +25,28 @@ from dataclasses import fields
 from typing import Any
 
 from mags_lib.agents.base import Agent, AgentConfig
-from mags_lib.agents.baselines import BareAgent, FullContextAgent, OracleAgent, StaticRagAgent
-from mags_lib.agents.mags import ABLATIONS, MagsAgent
+from mags_lib.agents.baselines import (
+    BareAgent,
+    FullContextAgent,
+    OracleAgent,
+    StaticRagAgent,
+    StaticRagBM25Agent,
+)
+from mags_lib.agents.loop import LoopConfig, MagsLoopAgent
+from mags_lib.agents.mags import ABLATIONS, ScriptedMagsAgent
 from mags_lib.errors import MagsError
 
 BASELINES: dict[str, type[Agent]] = {"bare": BareAgent, "full_context": FullContextAgent,
-                                     "static_rag": StaticRagAgent, "oracle": OracleAgent}
-AGENT_NAMES: tuple[str, ...] = ("bare", "full_context", "static_rag", "mags", "oracle",
-                                "mags_no_hebbian", "mags_no_decay", "mags_flat",
-                                "mags_no_contradiction")
+                                     "static_rag": StaticRagAgent,
+                                     "static_rag_bm25": StaticRagBM25Agent,
+                                     "oracle": OracleAgent}
+LOOP_AGENTS: tuple[str, ...] = ("mags", "mags_prompted")
+AGENT_NAMES: tuple[str, ...] = ("bare", "full_context", "static_rag", "static_rag_bm25",
+                                *LOOP_AGENTS, *ABLATIONS, "oracle")
+UPPER_BOUNDS: tuple[str, ...] = (*ABLATIONS, "oracle")
+"""Agents handed the game's ground truth: never "MAGS", reported as upper bounds."""
 _CONFIG_KEYS = frozenset(f.name for f in fields(AgentConfig))
-_EXTRA_KEYS = frozenset({"embedder", "memory", "env"})
+_EXTRA_KEYS = frozenset({"embedder", "memory", "env", "roles", "loop"})
 
 
 def make_agent(name: str, llm: Any, **cfg: Any) -> Agent:
@@ -41,23 +63,67 @@ def make_agent(name: str, llm: Any, **cfg: Any) -> Agent:
     if name in BASELINES:
         agent = (OracleAgent(llm, config, env=cfg.get("env")) if name == "oracle"
                  else BASELINES[name](llm, config))
+        if name.startswith("static_rag") and cfg.get("embedder") is not None:
+            agent.embedder = cfg["embedder"]
+    elif name in LOOP_AGENTS:
+        agent = _make_loop(name, llm, config, cfg)
     else:
-        agent = _make_mags(name, llm, config, cfg.get("embedder"), cfg.get("memory") or {})
+        agent = _make_scripted(name, llm, config, cfg)
     agent.name = name
     return agent
 
 
-def _make_mags(name: str, llm: Any, config: AgentConfig, embedder: Any,
-               memory: dict[str, Any]) -> MagsAgent:
+def _memory_config(name: str, overrides: dict[str, Any]) -> Any:
     from mags_lib.memory import MemoryConfig
 
-    variant = ABLATIONS[name]
-    overrides = {**memory, **variant.get("memory", {})}
     try:
-        memory_config = MemoryConfig.from_dict(overrides)
+        return MemoryConfig.from_dict(overrides)
     except ValueError as exc:
         raise MagsError(f"bad memory config for agent {name!r}: {exc}",
                         "pass MemoryConfig field names and values in range") from exc
-    return MagsAgent(llm, config, memory_config=memory_config, embedder=embedder,
-                     use_keys=variant.get("use_keys", True),
-                     supersede=variant.get("supersede", True))
+
+
+def _make_scripted(name: str, llm: Any, config: AgentConfig,
+                   cfg: dict[str, Any]) -> ScriptedMagsAgent:
+    variant = ABLATIONS[name]
+    overrides = {**(cfg.get("memory") or {}), **variant.get("memory", {})}
+    return ScriptedMagsAgent(llm, config, memory_config=_memory_config(name, overrides),
+                             embedder=cfg.get("embedder"),
+                             use_keys=variant.get("use_keys", True),
+                             supersede=variant.get("supersede", True), env=cfg.get("env"))
+
+
+LOOP_MEMORY_DEFAULTS: dict[str, Any] = {"contradiction_max_diff": 1}
+"""Memory settings of the closed loop, under any the caller gives. A model writes free text
+without keys, so supersession rests on the memory's own detector: a fact that differs from a
+stored one in one content word on each side is its new version, two or more make it another
+fact. (At the default 3, two rules about one creature under two conditions superseded each
+other: with a perfect stand-in writer on two fixed games, 0.79 / 0.77 accuracy at 3 against
+0.97 / 1.00 at 1, MiniLM embedder.)"""
+
+
+def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) -> MagsLoopAgent:
+    """`mags`: the trained ask / write models of `roles` (missing ones are an error);
+    `mags_prompted`: the decision LLM in every role, with worked examples."""
+    roles = cfg.get("roles") or {}
+    loop_overrides = dict(cfg.get("loop") or {})
+    if name == "mags_prompted":
+        ask_llm = write_llm = llm
+        loop_overrides.setdefault("few_shot", True)
+    else:
+        missing = [r for r in ("ask", "write") if roles.get(r) is None]
+        if missing:
+            raise MagsError(f"agent 'mags' needs its trained {' and '.join(missing)} model(s)",
+                            "pass roles={'ask': llm, 'write': llm} (EvalConfig.models loads "
+                            "models/gguf/<role>-*.gguf from notebook 04; run notebooks 02-04), "
+                            "or play 'mags_prompted' with the base model")
+        ask_llm, write_llm = roles["ask"], roles["write"]
+    try:
+        loop = LoopConfig(**loop_overrides)
+    except TypeError as exc:
+        raise MagsError(f"bad loop config for agent {name!r}: {exc}",
+                        "use LoopConfig field names") from exc
+    return MagsLoopAgent(llm, config, ask_llm=ask_llm, write_llm=write_llm, loop=loop,
+                         memory_config=_memory_config(
+                             name, {**LOOP_MEMORY_DEFAULTS, **(cfg.get("memory") or {})}),
+                         embedder=cfg.get("embedder"))

@@ -72,6 +72,32 @@ def find_gguf(name: str, directory: str | Path | None = None,
     return None
 
 
+def decision_llm_settings(spec: str = "auto", prompt_format: str = "completion") -> dict[str, Any]:
+    """The evaluation's decision LLM from a notebook parameter: "auto" (the trained answer
+    model's GGUF from notebook 04, else the embedded base model, said so in `note`),
+    "embedded" (the base model) or a .gguf path (taken for a trained answer model, which
+    answers with tags). `label` names the matching answer-study setting (None for a path)."""
+    from mags_lib.train.selection import final_model_name
+
+    trained = find_gguf(final_model_name("answer"))
+    if spec == "auto" and trained is not None:
+        return {"model": str(trained), "answer_tags": True, "trained_path": trained,
+                "label": f"trained-{prompt_format}",
+                "note": f"decision LLM: the trained answer model {trained.name}"}
+    if spec in ("auto", "embedded"):
+        note = ("decision LLM: the embedded base model" + (
+            "" if spec == "embedded" else " (no trained answer model in models/gguf/: run "
+            "notebooks 02 and 04; with a generic answer stem the base model barely uses "
+            "the rules in its prompt, so expect the validity check to fail)"))
+        return {"model": "embedded", "answer_tags": False, "trained_path": trained,
+                "label": f"base-{prompt_format}", "note": note}
+    if not Path(spec).is_file():
+        raise MagsError(f"decision LLM {spec} not found",
+                        "name a .gguf file, 'embedded' or 'auto'")
+    return {"model": str(spec), "answer_tags": True, "trained_path": Path(spec), "label": None,
+            "note": f"decision LLM: {spec} (answers with <answer> tags)"}
+
+
 def answer_model_settings(trained: str | Path | None, base: str = "embedded",
                           formats: tuple[str, ...] = ("completion", "chat")) -> list[AnswerSetting]:
     """Base and (when given) trained model, each in every prompt format."""

@@ -20,8 +20,9 @@ from mags_lib.errors import MagsError
 from mags_lib.game import GameConfig
 from mags_lib.llm import LLMConfig
 
-ALL_AGENTS = ["bare", "oracle", "mags", "static_rag", "full_context", "mags_no_hebbian",
-              "mags_no_decay", "mags_flat", "mags_no_contradiction"]
+ALL_AGENTS = ["bare", "oracle", "mags", "mags_prompted", "mags_scripted", "static_rag",
+              "full_context"]
+ROLES = ("ask", "write")
 
 
 def _default_game() -> GameConfig:
@@ -58,6 +59,15 @@ class EvalConfig:
         "help": "MAGS embedder: 'embedded' (all-MiniLM-L6-v2) or 'hashing' (fast fake)"})
     memory: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "MemoryConfig overrides for every MAGS agent (ablations add their own)"})
+    models: dict[str, str] = field(default_factory=lambda: {"ask": "auto", "write": "auto"},
+                                   metadata={
+        "help": "the closed loop's (`mags`) ask and write models: 'auto' (notebook 04's GGUF "
+                "of the role's selected stage, models/gguf/<role>-<stage>-q8_0.gguf), a .gguf "
+                "path, 'embedded', or one file for both roles"})
+    role_n_ctx: int = field(default=1024, metadata={
+        "help": "context window of the ask / write models (prompts are under 400 tokens)"})
+    loop: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "LoopConfig overrides for the closed-loop agents (mags, mags_prompted)"})
     remember_questions: bool = field(default=False, metadata={
         "help": "static_rag and mags also store decision questions"})
     recent_window: int = field(default=20, metadata={
@@ -101,9 +111,33 @@ class EvalConfig:
             raise MagsError(f"context_window {self.context_window} does not fit the LLM's "
                             f"n_ctx {self.llm.n_ctx}",
                             "lower context_window or raise llm.n_ctx")
+        unknown_roles = sorted(set(self.models) - set(ROLES))
+        if unknown_roles:
+            raise MagsError(f"EvalConfig.models names unknown roles {unknown_roles}",
+                            f"use the roles {ROLES}")
         if not self.seeds or not self.agents:
             raise MagsError("EvalConfig needs at least one agent and one seed",
                             "set agents=[...] and seeds=[...]")
+
+    def role_model_paths(self) -> dict[str, str]:
+        """role -> the model file (or 'embedded') the closed loop loads for it."""
+        from mags_lib.evaluation.answer_model import find_gguf
+        from mags_lib.train.selection import final_model_name
+
+        out = {}
+        for role in ROLES:
+            spec = self.models.get(role, "auto")
+            if spec == "auto":
+                path = find_gguf(final_model_name(role))
+                if path is None:
+                    raise MagsError(f"no trained {role} model for agent 'mags' "
+                                    f"(models/gguf/{role}-*.gguf)",
+                                    "run notebooks 02-04 (make reproduce), name a .gguf in "
+                                    "EvalConfig.models, or leave 'mags' out and play "
+                                    "'mags_prompted'")
+                spec = str(path)
+            out[role] = spec
+        return out
 
     def resolved(self) -> EvalConfig:
         """This config with SMOKE applied (fewer seeds, shorter episodes), else itself."""
@@ -131,7 +165,12 @@ class EvalConfig:
         digest = _model_file_digest(self.llm.model)
         if digest is not None:  # a model file's content, not only its path: retrained models
             llm["digest"] = digest  # are exported under the same name (notebook 04)
+        roles = {}
+        if "mags" in self.agents:
+            for role, path in self.role_model_paths().items():
+                roles[role] = _model_file_digest(path) or path
         blob = json.dumps({"game": game, "k": self.k, "prompt_format": self.prompt_format,
+                           "roles": roles, "loop": self.loop,
                            "llm": llm, "context_window": self.context_window,
                            "embedder": self.embedder, "memory": self.memory,
                            "remember_questions": self.remember_questions,

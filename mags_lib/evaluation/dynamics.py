@@ -10,7 +10,7 @@ whether recall returned the current version of the governing rule (hit) or a sup
 
     cfg = DynamicsConfig(smoke=True)
     study = run_dynamics(cfg)            # study.traces[variant][seed] -> list of per-turn dicts
-    study.summary["mags"]["recall_hit_rate"]
+    study.summary["mags_scripted"]["recall_hit_rate"]
 
 `study.memories[variant]` is that variant's memory after its first seed's game (to draw, query,
 save). `snapshot_every` keeps networkx copies of the graph for `mags_lib.widgets.replay`.
@@ -34,8 +34,10 @@ def _default_game() -> GameConfig:
 @dataclass
 class DynamicsConfig:
     variants: list[str] = field(default_factory=lambda: [
-        "mags", "mags_no_hebbian", "mags_no_decay", "mags_flat", "mags_no_contradiction"],
-        metadata={"help": "MAGS variants by agent name (agents.ABLATIONS)"})
+        "mags_scripted", "mags_scripted_no_hebbian", "mags_scripted_no_decay",
+        "mags_scripted_flat", "mags_scripted_no_contradiction"],
+        metadata={"help": "memory variants by agent name (agents.ABLATIONS): the scripted "
+                  "writer (ground-truth rules), so every error is a memory error"})
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2], metadata={
         "help": "game seeds; every variant plays the same games"})
     game: GameConfig = field(default_factory=_default_game, metadata={
@@ -46,7 +48,7 @@ class DynamicsConfig:
     memory: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "MemoryConfig overrides for every variant (ablations add their own)"})
     snapshot_every: int = field(default=100, metadata={
-        "help": "keep a copy of the first seed's 'mags' graph every N turns (0 = never)"})
+        "help": "keep a copy of the first seed's 'mags_scripted' graph every N turns (0 = never)"})
     smoke: bool = field(default=False, metadata={"help": "shrink sizes (seeds, episode length)"})
 
     def resolved(self) -> DynamicsConfig:
@@ -94,10 +96,10 @@ def trace_game(variant: str, seed: int, cfg: DynamicsConfig, embedder: Any,
     """One game of `variant`: per-turn graph stats, the turns where a rule changed, and the
     LiquidMemory as the game left it."""
     from mags_lib.agents import make_agent
-    from mags_lib.agents.fake import RuleReaderLLM
     from mags_lib.evaluation.records import rule_flags
     from mags_lib.evaluation.runner import run_game
     from mags_lib.game import SenselessGame
+    from mags_lib.game.rule_reader import RuleReaderLLM
 
     env = SenselessGame(replace(cfg.game, seed=seed))
     agent = make_agent(variant, RuleReaderLLM(), k=cfg.k, embedder=embedder,
@@ -107,7 +109,8 @@ def trace_game(variant: str, seed: int, cfg: DynamicsConfig, embedder: Any,
     def on_turn(agent: Any, truth: Any, decision: Any, correct: bool | None) -> None:
         row = {"turn": truth.turn, "kind": truth.kind, **graph_stats(agent.memory)}
         if decision is not None:
-            hit, stale = rule_flags([r["text"] for r in decision.recalled], truth.rule_text)
+            hit, stale = rule_flags([r["text"] for r in decision.recalled], truth.rule_key,
+                                    truth.correct_action, truth.old_value)
             row.update(decision=True, correct=bool(correct), hit=hit, stale=stale,
                        answerable=truth.answerable, rule=truth.rule_text,
                        query=truth.recall_queries[0] if truth.recall_queries else None)

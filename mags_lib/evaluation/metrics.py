@@ -25,8 +25,8 @@ from statistics import mean, pstdev
 from typing import Any
 
 Record = dict[str, Any]
-ABLATION_ROWS = ("mags", "mags_no_hebbian", "mags_no_decay", "mags_flat",
-                 "mags_no_contradiction", "static_rag")
+ABLATION_ROWS = ("mags_scripted", "mags_scripted_no_hebbian", "mags_scripted_no_decay",
+                 "mags_scripted_flat", "mags_scripted_no_contradiction", "static_rag")
 
 
 def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -76,6 +76,21 @@ def stale_recall_rate(decisions: list[Record]) -> float | None:
     return _share([bool(d["stale_hit"]) for d in decisions if d.get("n_changes", 0) > 0])
 
 
+def after_drift(decisions: list[Record]) -> dict[str, Any]:
+    """Accuracy (with a 95% Wilson interval) on decisions about a rule that has changed at
+    least once: where a memory that cannot replace a fact goes wrong."""
+    return accuracy([d for d in decisions if d.get("n_changes", 0) > 0])
+
+
+def memory_quality(decisions: list[Record]) -> dict[str, float | None]:
+    """At decision time: the share where a valid node held the governing rule's current
+    version, and (over changed rules) where a valid node still held its previous version."""
+    held = [bool(d["held_valid"]) for d in decisions if d.get("held_valid") is not None]
+    stale = [bool(d["held_stale"]) for d in decisions
+             if d.get("held_stale") is not None and d.get("n_changes", 0) > 0]
+    return {"governing_held_valid": _share(held), "stale_held_valid": _share(stale)}
+
+
 def adaptability(decisions: list[Record], window: int = 20) -> dict[str, Any]:
     """Accuracy on decisions about a rule changed at most `window` turns ago ("recent"),
     changed longer ago ("settled"), and never changed ("stable")."""
@@ -117,23 +132,36 @@ def recovery_summary(decisions: list[Record]) -> dict[str, Any]:
 
 
 def update_fidelity(nodes: list[Record], versions: dict[str, list[str]]) -> float | None:
-    """Share of changed rules whose current text is held by a valid node and none of whose
-    older texts is (None when no rule changed). `nodes` are {"text", "valid"} dicts;
-    `versions` maps a rule key to its texts, oldest first.
+    """Share of changed rules whose current version is held by a valid node and none of whose
+    older versions is (None when no rule changed). `nodes` are {"text", "valid"} dicts;
+    `versions` maps a rule key to its canonical texts, oldest first; a node holds a version
+    when it names the rule's creature, condition and the version's item in any wording
+    (`records.states_rule`).
 
-    >>> update_fidelity([{"text": "new", "valid": True}, {"text": "old", "valid": False}],
-    ...                 {"k": ["old", "new"]})
+    >>> k = "red quax|rainy"
+    >>> update_fidelity([{"text": "The red quax eats iron when rainy.", "valid": True},
+    ...                  {"text": "On rainy turns, the red quax eats only the slate.",
+    ...                   "valid": False}],
+    ...                 {k: ["On rainy turns, the red quax eats only the slate.",
+    ...                      "On rainy turns, the red quax eats only the iron."]})
     1.0
     """
+    from mags_lib.evaluation.records import states_rule
+    from mags_lib.game import parse_rule
+
     changed = {k: v for k, v in versions.items() if len(v) > 1}
     if not changed:
         return None
     valid = [n["text"] for n in nodes if n["valid"]]
     ok = 0
-    for texts in changed.values():
-        current, older = texts[-1], set(texts[:-1]) - {texts[-1]}
-        has_current = any(current in t for t in valid)
-        has_old = any(o in t for o in older for t in valid)
+    for key, texts in changed.items():
+        items = [r.item for r in map(parse_rule, texts) if r is not None]
+        if not items:
+            continue
+        current, older = items[-1], set(items[:-1]) - {items[-1]}
+        has_current = any(states_rule(t, key, current) for t in valid)
+        has_old = any(states_rule(t, key, o) and not states_rule(t, key, current)
+                      for o in older for t in valid)
         ok += has_current and not has_old
     return ok / len(changed)
 
@@ -167,6 +195,9 @@ def agent_summary(games: list[Any], recent_window: int = 20) -> dict[str, Any]:
         "seeds": seed_spread(games),
         "recall_accuracy": recall_accuracy(decisions),
         "stale_recall_rate": stale_recall_rate(decisions),
+        "after_drift": after_drift(decisions),
+        "memory_quality": memory_quality(decisions),
+        "loop": loop_summary(games),
         "update_fidelity": mean(fidelity) if fidelity else None,
         "adaptability": adaptability(decisions, recent_window),
         "recovery": recovery_summary(decisions),
@@ -175,6 +206,29 @@ def agent_summary(games: list[Any], recent_window: int = 20) -> dict[str, Any]:
         "games": len(games),
         "seconds_per_game": mean(g.seconds for g in games) if games else None,
     }
+
+
+def loop_summary(games: list[Any]) -> dict[str, Any] | None:
+    """The closed loop's counts summed over games: write / ask validity, ops, and the router's
+    confusion (observation kind -> roles it was sent to); None for other agents."""
+    loops = [g.loop for g in games if getattr(g, "loop", None)]
+    if not loops:
+        return None
+    totals: dict[str, float] = {}
+    routes: dict[str, dict[str, int]] = {}
+    for loop in loops:
+        for k, v in loop.items():
+            if k == "routes":
+                for kind, counts in v.items():
+                    for roles, n in counts.items():
+                        routes.setdefault(kind, {})
+                        routes[kind][roles] = routes[kind].get(roles, 0) + n
+            elif isinstance(v, int | float) and not k.endswith("validity"):
+                totals[k] = totals.get(k, 0) + v
+    calls, asks = totals.get("write_calls", 0), totals.get("ask_calls", 0)
+    return {**totals, "routes": routes,
+            "write_validity": totals.get("write_parsed", 0) / calls if calls else None,
+            "ask_validity": 1 - totals.get("ask_malformed", 0) / asks if asks else None}
 
 
 def oracle_vs_bare(agents: dict[str, dict[str, Any]], threshold: float = 0.15) -> dict[str, Any]:
@@ -195,9 +249,10 @@ def oracle_vs_bare(agents: dict[str, dict[str, Any]], threshold: float = 0.15) -
 
 
 def ablation_table(agents: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per MAGS variant (and static RAG): accuracy, its change against full MAGS, recall,
+    """One row per memory variant of `mags_scripted` (and static RAG): accuracy, its change
+    against the full scripted memory, recall,
     stale recall, update fidelity, accuracy right after changes."""
-    base = agents.get("mags", {}).get("accuracy")
+    base = agents.get("mags_scripted", {}).get("accuracy")
     rows = []
     for name in ABLATION_ROWS:
         a = agents.get(name)
@@ -206,7 +261,7 @@ def ablation_table(agents: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         rows.append({
             "agent": name, "accuracy": a["accuracy"], "ci_low": a["ci_low"],
             "ci_high": a["ci_high"],
-            "delta_vs_mags": None if base is None or a["accuracy"] is None
+            "delta_vs_full": None if base is None or a["accuracy"] is None
             else a["accuracy"] - base,
             "recall_accuracy": a["recall_accuracy"], "stale_recall_rate": a["stale_recall_rate"],
             "update_fidelity": a["update_fidelity"],
@@ -239,11 +294,11 @@ def ablation_markdown(rows: list[dict[str, Any]]) -> str:
     def f(x: float | None, signed: bool = False) -> str:
         return "–" if x is None else (f"{x:+.3f}" if signed else f"{x:.3f}")
 
-    lines = ["| agent | accuracy (95% CI) | vs mags | recall | stale recall | fidelity | "
+    lines = ["| agent | accuracy (95% CI) | vs full | recall | stale recall | fidelity | "
              "recent acc |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['agent']} | {f(r['accuracy'])} ({f(r['ci_low'])}–{f(r['ci_high'])})"
-                     f" | {f(r['delta_vs_mags'], True)} | {f(r['recall_accuracy'])} | "
+                     f" | {f(r['delta_vs_full'], True)} | {f(r['recall_accuracy'])} | "
                      f"{f(r['stale_recall_rate'])} | {f(r['update_fidelity'])} | "
                      f"{f(r['recent_accuracy'])} |")
     return "\n".join(lines)

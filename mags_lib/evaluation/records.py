@@ -4,12 +4,19 @@ Games are appended to `games.jsonl` one JSON line each as soon as they finish, s
 stops midway keeps its finished games and can resume (`finished_games`). Decision records are
 plain dicts (see `decision_record`), the input of every function in `metrics.py`.
 
-`rule_flags` says whether the memory lines held the governing rule's current text
-(`recall_hit`) and whether they held a superseded version of it (`stale_hit`):
+`rule_flags` says whether the memory lines held the governing rule's current version
+(`recall_hit`) and whether they held a superseded version of it (`stale_hit`). A line states a
+version when it names the rule's creature, its condition and the version's item, in any
+wording (`states_rule`): memory lines are raw observations for some agents, texts a write
+model wrote for others, and on the varied surface no template matches them all. Scoring may
+read the ground truth (the rule key, its items); agents never do.
 
     >>> rule_flags(["A scroll reads: On rainy turns, the red quax eats only the slate."],
-    ...            "On rainy turns, the red quax eats only the iron.")
+    ...            "red quax|rainy", "iron", "slate")
     (False, True)
+    >>> states_rule("Only the iron is eaten by the red quax whenever the turn is rainy.",
+    ...             "red quax|rainy", "iron")
+    True
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ class GameRecord:
     versions: dict[str, list[str]] = field(default_factory=dict)
     update_fidelity: float | None = None
     memory: dict[str, Any] = field(default_factory=dict)
+    loop: dict[str, Any] = field(default_factory=dict)  # closed-loop counts and routes
 
     @property
     def accuracy(self) -> float:
@@ -56,30 +64,52 @@ class GameRecord:
         return cls(**data)
 
 
-def rule_flags(texts: list[str], current_text: str | None) -> tuple[bool, bool]:
-    """(current version among `texts`, a superseded version among `texts`) for the rule whose
-    current text is `current_text` (same key, another item = superseded)."""
-    from mags_lib.game import parse_rule
+def _words(text: str) -> str:
+    """`text` lower-cased, punctuation to spaces, single-spaced and padded: " a b c "."""
+    return " " + " ".join("".join(c if c.isalnum() else " " for c in text.lower()).split()) + " "
 
-    if not current_text:
-        return False, False
-    current = parse_rule(current_text)
-    hit = any(current_text in t for t in texts)
-    stale = False
-    if current is not None:
-        for t in texts:
-            rule = parse_rule(t)
-            if rule is not None and rule.key == current.key and rule.item != current.item:
-                stale = True
+
+def _names(words: str, phrase: str) -> bool:
+    """Whether padded `words` hold `phrase` (or its plural) as whole words."""
+    w = " ".join(phrase.lower().split())
+    return f" {w} " in words or f" {w}s " in words
+
+
+def states_rule(text: str, key: str | None, item: str | None) -> bool:
+    """Whether `text` names the creature and condition of rule `key` ("creature|condition")
+    and `item`."""
+    if not key or not item or "|" not in key:
+        return False
+    creature, condition = key.split("|", 1)
+    words = _words(text)
+    return _names(words, creature) and _names(words, condition) and _names(words, item)
+
+
+def rule_flags(texts: list[str], key: str | None, item: str | None,
+               old_item: str | None) -> tuple[bool, bool]:
+    """(current version among `texts`, the previous version among `texts`): a text states
+    the previous version when it names `old_item` and not the current `item`."""
+    hit = any(states_rule(t, key, item) for t in texts)
+    stale = bool(old_item) and any(states_rule(t, key, old_item)
+                                   and not states_rule(t, key, item) for t in texts)
     return hit, stale
 
 
 def decision_record(truth: Any, decision: Any, chosen: str | None, correct: bool,
-                    options: tuple[str, ...], memory_size: int) -> dict[str, Any]:
+                    options: tuple[str, ...], memory_size: int,
+                    nodes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The per-decision record kept in `GameRecord.decisions` (prompt text excluded: it goes
-    to the explain files)."""
+    to the explain files). `nodes` (the agent's stored texts with validity, or None) give the
+    memory's state at decision time: whether a valid node holds the governing rule's current
+    version (`held_valid`) and whether one still holds its previous version (`held_stale`)."""
     texts = [r["text"] for r in decision.recalled]
-    hit, stale = rule_flags(texts, truth.rule_text if truth else None)
+    key = truth.rule_key if truth else None
+    item = truth.correct_action if truth else None
+    old = truth.old_value if truth else None
+    hit, stale = rule_flags(texts, key, item, old)
+    held = held_stale = None
+    if nodes is not None:
+        held, held_stale = rule_flags([n["text"] for n in nodes if n["valid"]], key, item, old)
     return {
         "turn": truth.turn if truth else None,
         "key": truth.rule_key if truth else None,
@@ -101,6 +131,8 @@ def decision_record(truth: Any, decision: Any, chosen: str | None, correct: bool
         "answerable": bool(truth.answerable) if truth else True,
         "recall_hit": hit,
         "stale_hit": stale,
+        "held_valid": held,
+        "held_stale": held_stale,
         "memory_size": memory_size,
     }
 

@@ -88,12 +88,14 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
                 gold = getattr(truth, "correct_action", None)
                 correct = gold is not None and chosen == gold
             rec = decision_record(truth, decision, chosen, correct, obs.legal_actions,
-                                  agent.memory_size())
+                                  agent.memory_size(), nodes=agent.memory_nodes())
             decisions.append(rec)
             explain.append({"turn": obs.turn, "question": obs.text, "prompt": decision.prompt,
                             "raw": decision.raw, "chosen": chosen, "correct": correct,
                             "correct_action": rec["correct_action"],
-                            "recalled": decision.recalled})
+                            "recalled": decision.recalled,
+                            **({"ask": agent.last_ask, "write": agent.last_write}
+                               if hasattr(agent, "last_ask") else {})})
         if on_turn is not None:
             on_turn(agent, truth, decision, correct if decision else None)
         reward = result.reward if obs.legal_actions else None
@@ -105,7 +107,8 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
     return GameRecord(agent=name, seed=seed, config_id=config_id, decisions=decisions,
                       n_turns=turns, seconds=round(time.perf_counter() - t0, 3),
                       changes=_changes(env), versions=versions,
-                      update_fidelity=_fidelity(agent, versions), memory=_memory_stats(agent))
+                      update_fidelity=_fidelity(agent, versions), memory=_memory_stats(agent),
+                      loop=agent.loop_stats() if hasattr(agent, "loop_stats") else {})
 
 
 class _blame:
@@ -158,9 +161,10 @@ def _memory_stats(agent: Any) -> dict[str, Any]:
 
 
 def run_eval(cfg: EvalConfig, *, llm: Any | None = None, embedder: Any | None = None,
-             out_dir: Path | None = None) -> EvalResult:
-    """Every agent of `cfg` on every seed; see the module docstring. `llm` and `embedder`
-    default to the ones `cfg` names (loaded once); `out_dir` to results/<cfg.output>/."""
+             out_dir: Path | None = None, roles: dict[str, Any] | None = None) -> EvalResult:
+    """Every agent of `cfg` on every seed; see the module docstring. `llm`, `embedder` and
+    the closed loop's `roles` ({"ask": llm, "write": llm}) default to the ones `cfg` names
+    (loaded once); `out_dir` to results/<cfg.output>/."""
     from mags_lib.agents import MemoEmbedder, make_agent
     from mags_lib.evaluation.metrics import summarize
     from mags_lib.game import SenselessGame
@@ -184,8 +188,10 @@ def run_eval(cfg: EvalConfig, *, llm: Any | None = None, embedder: Any | None = 
         from mags_lib.llm import load_llm
 
         llm = load_llm(cfg.llm)
-    if embedder is None and any(a.startswith("mags") for a in cfg.agents):
+    if embedder is None and any(a.startswith(("mags", "static_rag")) for a in cfg.agents):
         embedder = MemoEmbedder(_embedder(cfg.embedder))
+    if roles is None:
+        roles = load_role_llms(cfg) if "mags" in cfg.agents else {}
     for seed in cfg.seeds:
         for name in cfg.agents:
             if (name, seed) in done:
@@ -194,7 +200,8 @@ def run_eval(cfg: EvalConfig, *, llm: Any | None = None, embedder: Any | None = 
             agent = make_agent(name, llm, k=cfg.k, prompt_format=cfg.prompt_format,
                                answer_tags=cfg.answer_tags, remember_questions=cfg.remember_questions,
                                context_window=cfg.context_window, embedder=embedder,
-                               memory=dict(cfg.memory), env=env)
+                               memory=dict(cfg.memory), env=env, roles=roles,
+                               loop=dict(cfg.loop))
             game = run_game(agent, env, seed, name=name, config_id=config_id,
                             explain_path=out_dir / "explain" / f"{name}_{seed}.jsonl")
             append_jsonl(games_path, game.to_dict())
@@ -218,6 +225,20 @@ def _start_file(path: Path, config_id: str, resume: bool) -> list[GameRecord]:
     if len(games) != len(read_jsonl(path)):
         write_jsonl(path, [g.to_dict() for g in games])
     return games
+
+
+def load_role_llms(cfg: EvalConfig) -> dict[str, Any]:
+    """The closed loop's ask and write LLMs as `cfg.models` names them (see
+    `EvalConfig.role_model_paths`), each loaded once; one file named twice is loaded once."""
+    from mags_lib.llm import load_llm
+
+    loaded: dict[str, Any] = {}
+    roles = {}
+    for role, path in cfg.role_model_paths().items():
+        if path not in loaded:
+            loaded[path] = load_llm(replace(cfg.llm, model=path, n_ctx=cfg.role_n_ctx))
+        roles[role] = loaded[path]
+    return roles
 
 
 def _embedder(kind: str) -> Any:

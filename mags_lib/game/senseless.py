@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from mags_lib.errors import MagsError
-from mags_lib.game import vocab
+from mags_lib.game import phrasing, vocab
 from mags_lib.game.base import Observation, StepResult, StepTruth, match_action
 
 RULE_TEMPLATE = "On {condition} turns, the {creature} eats only the {item}."
@@ -126,6 +126,12 @@ class GameConfig:
                 "window does not suffice (0 = no limit)"})
     feedback_reveals_rule: bool = field(default=True, metadata={
         "help": "feedback after a decision states the governing rule"})
+    surface: str = field(default="fixed", metadata={
+        "help": "'fixed' (one template, readable by a regex) or 'varied' (many phrasings of "
+                "statements, changes, decisions and feedback; see game/phrasing.py)"})
+    phrasings: str = field(default="heldout", metadata={
+        "help": "varied surface only: 'train' (the phrasings dataset synthesis may use) or "
+                "'heldout' (evaluation only, never in a dataset)"})
 
     def __post_init__(self) -> None:
         check_config(self)
@@ -151,7 +157,9 @@ class GameConfig:
 
 
 def _check_type(name: str, value: Any, default: Any) -> None:
-    if isinstance(default, bool):
+    if isinstance(default, str):
+        ok = isinstance(value, str)
+    elif isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, int):
         ok = isinstance(value, int) and not isinstance(value, bool)
@@ -168,7 +176,7 @@ def check_config(c: GameConfig) -> None:
                  "n_distractors", "n_distractor_creatures", "episode_length", "announce_ratio",
                  "distractor_ratio", "drift_every", "drift_rate", "change_fraction",
                  "silent_fraction", "recent_share", "recent_window", "min_gap",
-                 "feedback_reveals_rule"):
+                 "feedback_reveals_rule", "surface", "phrasings"):
         _check_type(name, getattr(c, name), getattr(GameConfig, name))
     pairs = c.n_creatures * c.n_conditions
     checks = [
@@ -196,6 +204,11 @@ def check_config(c: GameConfig) -> None:
          "at most 1 - announce_ratio (the rest of the free turns are decisions)"),
         ("n_distractors", c.distractor_ratio == 0 or c.n_distractors >= 1,
          "at least 1 when distractor_ratio > 0 (or set distractor_ratio = 0)"),
+    ]
+    checks += [
+        ("surface", c.surface in phrasing.SURFACES, f"to one of {phrasing.SURFACES}"),
+        ("phrasings", c.phrasings in phrasing.PHRASING_SETS,
+         f"to one of {phrasing.PHRASING_SETS}"),
     ]
     for name, ok, wanted in checks:
         if not ok:
@@ -256,6 +269,7 @@ class Episode:
     observations: list[Observation]
     truths: list[StepTruth]
     events: list[RuleEvent]
+    wrong_feedback: dict[int, str] = field(default_factory=dict)  # turn -> the "wrong" verdict
 
     def __len__(self) -> int:
         return len(self.observations)
@@ -284,7 +298,8 @@ class Episode:
         return {"config": self.config.to_dict(), "world": self.world.to_dict(),
                 "observations": [o.to_dict() for o in self.observations],
                 "truths": [t.to_dict() for t in self.truths],
-                "events": [asdict(e) for e in self.events]}
+                "events": [asdict(e) for e in self.events],
+                "wrong_feedback": {str(t): x for t, x in self.wrong_feedback.items()}}
 
 
 def decision_text(rule: Rule, options: list[str]) -> str:
@@ -322,11 +337,25 @@ class _Generator:
         self.events: list[RuleEvent] = []
         self.pending_drifts = 0
         self.pending_feedback: str | None = None
+        # phrasing draws use their own stream, so the fixed surface's episodes never change
+        self.surface_rng = random.Random(f"senseless:{config.seed}:surface")
+        self.wrong_feedback: dict[int, str] = {}
 
     def run(self) -> Episode:
         for t in range(self.cfg.episode_length):
             self.turn(t)
-        return Episode(self.cfg, self.world, self.observations, self.truths, self.events)
+        return Episode(self.cfg, self.world, self.observations, self.truths, self.events,
+                       self.wrong_feedback)
+
+    @property
+    def varied(self) -> bool:
+        return self.cfg.surface == "varied"
+
+    def rule_sentence(self, rule: Rule) -> str:
+        if not self.varied:
+            return rule.text
+        return phrasing.rule_sentence(rule.creature, rule.condition, rule.item,
+                                      self.cfg.phrasings, self.surface_rng)
 
     def turn(self, t: int) -> None:
         cfg, rng = self.cfg, self.rng
@@ -419,8 +448,14 @@ class _Generator:
     def announce(self, t: int, key: str, how: str | None) -> None:
         how = how or ("repeat" if key in self.announced_at else "first")
         self.announced_at[key] = t
+        old = self.history[key][-1] if how == "change" and self.history.get(key) else None
         ops, supersedes = self.reveal(t, key)
-        text = ANNOUNCE_PREFIX[how] + self.rules[key].text
+        rule = self.rules[key]
+        if self.varied:
+            text = phrasing.announcement(self.rule_sentence(rule), how, self.cfg.phrasings,
+                                         self.surface_rng, old=old)
+        else:
+            text = ANNOUNCE_PREFIX[how] + rule.text
         self.emit(Observation(text, (), t, "announce"),
                   self.truth(t, "announce", key, engram_ops=ops, supersedes=supersedes))
 
@@ -440,7 +475,10 @@ class _Generator:
         wrong += rng.sample(others, cfg.n_items - 1 - len(wrong))
         options = [rule.item, *wrong]
         rng.shuffle(options)
-        self.emit(Observation(decision_text(rule, options), tuple(options), t, "decide"),
+        text = (phrasing.decision_sentence(rule.creature, rule.condition, options,
+                                           self.cfg.phrasings, self.surface_rng)
+                if self.varied else decision_text(rule, options))
+        self.emit(Observation(text, tuple(options), t, "decide"),
                   self.truth(t, "decide", key, correct_action=rule.item))
         self.pending_feedback = key
 
@@ -448,7 +486,13 @@ class _Generator:
         self.pending_feedback = None
         reveal = self.cfg.feedback_reveals_rule
         ops, supersedes = self.reveal(t, key) if reveal else ([], None)
-        text = feedback_text(True, self.rules[key].text if reveal else None)
+        if self.varied:
+            stated = self.rule_sentence(self.rules[key]) if reveal else None
+            text, wrong = phrasing.feedback_pair(stated, self.cfg.phrasings, self.surface_rng)
+        else:
+            text = feedback_text(True, self.rules[key].text if reveal else None)
+            wrong = feedback_text(False, self.rules[key].text if reveal else None)
+        self.wrong_feedback[t] = wrong
         self.emit(Observation(text, (), t, "feedback"),
                   self.truth(t, "feedback", key, engram_ops=ops, supersedes=supersedes))
 
@@ -498,9 +542,7 @@ class SenselessGame:
                               True, info)
         nxt = self.episode.observations[self.turn]
         if nxt.kind == "feedback" and reward < 1.0:
-            rule_text = self.episode.truths[self.turn].rule_text
-            nxt = replace(nxt, text=feedback_text(
-                False, rule_text if self.config.feedback_reveals_rule else None))
+            nxt = replace(nxt, text=self.episode.wrong_feedback[self.turn])
         return StepResult(nxt, reward, False, info)
 
     def current_rules(self) -> list[str]:
@@ -514,3 +556,12 @@ class SenselessGame:
         if self.episode is None or self.done:
             return None
         return self.episode.truths[self.turn]
+
+
+def game_observations(seeds: list[int], episode_length: int = 200,
+                      **config: Any) -> list[Observation]:
+    """Every observation of the episodes with these seeds (e.g. the `game_seed`s of a dataset
+    split), from the game's default config updated with `config` (for router checks)."""
+    return [obs for s in sorted(set(seeds))
+            for obs in generate_episode(GameConfig(seed=s, episode_length=episode_length,
+                                                   **config)).observations]

@@ -43,7 +43,6 @@ from typing import Any
 from mags_lib.actions import EngramAdd, EngramUpdate, format_actions
 from mags_lib.agents.prompt import chat_messages, completion_prompt
 from mags_lib.game import Episode, GameConfig, Observation, StepTruth
-from mags_lib.game.senseless import feedback_text
 from mags_lib.synth import surface
 from mags_lib.synth.config import SynthConfig
 
@@ -82,7 +81,8 @@ def game_config(cfg: SynthConfig, seed: int, index: int = 0) -> GameConfig:
     """The GameConfig of training game `seed` (the `index`-th of its split)."""
     return GameConfig(seed=seed, episode_length=cfg.episode_length, n_rules=cfg.n_rules,
                       n_items=cfg.n_items[index % len(cfg.n_items)],
-                      drift_every=cfg.drift_every, silent_fraction=cfg.silent_fraction)
+                      drift_every=cfg.drift_every, silent_fraction=cfg.silent_fraction,
+                      surface=cfg.surfaces[index % len(cfg.surfaces)], phrasings="train")
 
 
 def _row(task: str, prompt: list[dict], completion: str, gold: dict, seed: int) -> dict[str, Any]:
@@ -150,14 +150,16 @@ def answer_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Ran
 
 
 def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random,
-              cfg: SynthConfig, seed: int) -> tuple[dict | None, str | None]:
-    """The write row of an information turn, or (None, reason) when it cannot be one."""
+              cfg: SynthConfig, seed: int, wrong_feedback: str | None = None
+              ) -> tuple[dict | None, str | None]:
+    """The write row of an information turn, or (None, reason) when it cannot be one.
+    `wrong_feedback` is the turn's "wrong answer" text (the game shows either verdict)."""
     if not truth.engram_ops:
         return None, "no_engram_truth"
     op, text, key = truth.engram_ops[0]
     obs_text = obs.text
-    if truth.kind == "feedback" and rng.random() < 0.3:  # the game shows either verdict
-        obs_text = feedback_text(False, truth.rule_text)
+    if truth.kind == "feedback" and wrong_feedback and rng.random() < 0.3:
+        obs_text = wrong_feedback
     own = [known.current(key)] if key and known.current(key) else []
     if truth.kind == "distractor" and obs.text in known.facts:
         own = [obs.text]
@@ -195,7 +197,8 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
                 else:
                     rows[task].append(row)
         else:
-            row, reason = write_row(obs, truth, known, rng, cfg, seed)
+            row, reason = write_row(obs, truth, known, rng, cfg, seed,
+                                    episode.wrong_feedback.get(obs.turn))
             if row is None:
                 skips[f"write:{reason}"] += 1
             else:

@@ -33,6 +33,10 @@ class SynthConfig:
     n_rules: int = field(default=8, metadata={"help": "rules in force at the start of a game"})
     n_items: list[int] = field(default_factory=lambda: [2, 3], metadata={
         "help": "options per decision, cycled over games (evaluation plays 2)"})
+    surfaces: list[str] = field(default_factory=lambda: ["fixed", "varied"], metadata={
+        "help": "game surfaces, cycled over games; a varied game always draws from the "
+                "*training* phrasings (game/phrasing.py): held-out phrasings never enter a "
+                "dataset"})
     drift_every: int = field(default=10, metadata={
         "help": "a rule changes or is added every this many turns (more updates to learn)"})
     silent_fraction: float = field(default=0.0, metadata={
@@ -111,8 +115,15 @@ class SynthConfig:
         if bad:
             raise MagsError(f"SynthConfig: unknown expand task / mode {bad}",
                             f"tasks from {EXPANDABLE}, modes from {MODES}")
-        if not self.n_items or not self.answer_prompt_formats or not self.expansion_modes:
-            raise MagsError("SynthConfig: n_items, answer_prompt_formats and expansion_modes "
+        from mags_lib.game.phrasing import SURFACES
+
+        if any(s not in SURFACES for s in self.surfaces):
+            raise MagsError(f"SynthConfig.surfaces = {self.surfaces} names an unknown surface",
+                            f"use surfaces from {SURFACES}")
+        if not self.n_items or not self.answer_prompt_formats or not self.expansion_modes \
+                or not self.surfaces:
+            raise MagsError("SynthConfig: n_items, answer_prompt_formats, expansion_modes and "
+                            "surfaces "
                             "must not be empty", "give at least one value each")
         if min(self.n_train_games, self.n_val_games, self.n_test_games) < 1:
             raise MagsError("SynthConfig: every split needs at least one game",

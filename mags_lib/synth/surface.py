@@ -17,46 +17,17 @@ from __future__ import annotations
 import random
 
 from mags_lib.actions import Connect, RecallQuery
+from mags_lib.agents.role_prompts import (  # noqa: F401  (the prompts rows are built with)
+    ASK_SYSTEM,
+    ASK_USER,
+    EMPTY_MEMORY,
+    WRITE_SYSTEM,
+    WRITE_USER,
+    ask_prompt,
+    write_prompt,
+)
 
 MAX_LINES, MAX_TEXT, MAX_SIDE = 3, 64, 32  # the limits of grammars/recall.gbnf, engram.gbnf
-
-ASK_SYSTEM = (
-    "You decide what to look up in memory before answering. Reply with one <recall> block of "
-    "one to three lines, each `query: TEXT` or `connect: A -> B`.",
-    "Before you answer, search your memory. Write a <recall> block with 1-3 `query:` lines "
-    "(or `connect: A -> B`) and nothing else.",
-    "You are the recall module of a game agent. Emit a <recall> block whose queries would find "
-    "the rule needed for this turn.",
-    "Find the memory this turn needs. Answer only with <recall>, one action per line "
-    "(`query: ...` or `connect: ... -> ...`), then </recall>.",
-)
-ASK_USER = (
-    "{obs}",
-    "Observation: {obs}",
-    "Turn {turn}. {obs}\nWhat do you need to recall?",
-    "Question: {obs}\nSearch memory first.",
-    "{obs}\nLook up the relevant rule.",
-    "Current turn:\n{obs}",
-)
-WRITE_SYSTEM = (
-    "You keep the long-term memory of a game agent. Reply with one <engram> block: "
-    "`add semantic CONF: FACT` for a rule you do not hold yet, `update semantic CONF: FACT` for "
-    "a new version of a rule you hold, or an empty block when there is nothing new to store.",
-    "Decide what to store. Write <engram> ... </engram>: add a new rule, update a rule whose "
-    "item changed, and leave the block empty for repeats and irrelevant facts.",
-    "You are the memory writer. New feeding rules are added, changed rules are updated (the "
-    "old version is superseded), anything else is not stored. Answer with one <engram> block.",
-    "Store only what is new. Reply with an <engram> block of `add` / `update` lines "
-    "(`add semantic 0.90: ...`), or <engram></engram> with nothing inside if nothing is new.",
-)
-WRITE_USER = (
-    "Observation: {obs}\nMemory holds:\n{memory}",
-    "Memory:\n{memory}\n\nNew turn: {obs}",
-    "{obs}\n\nAlready stored:\n{memory}",
-    "Turn text: {obs}\nKnown facts:\n{memory}\nWhat should be stored?",
-    "Stored so far:\n{memory}\nNow: {obs}",
-)
-EMPTY_MEMORY = ("(nothing yet)", "(empty)", "- nothing stored")
 
 # Recall query templates; {c} is the creature, {w} the condition (weather word).
 QUERIES = (
@@ -100,14 +71,3 @@ def recall_lines(creature: str, condition: str, rng: random.Random) -> list[Reca
     if len(actions) < MAX_LINES and rng.random() < 0.15 and fits_grammar(creature, side=True):
         actions.append(Connect(creature, condition))
     return actions or [RecallQuery(f"{creature} {condition}")]
-
-
-def ask_prompt(obs: str, turn: int, rng: random.Random) -> list[dict[str, str]]:
-    return [{"role": "system", "content": rng.choice(ASK_SYSTEM)},
-            {"role": "user", "content": rng.choice(ASK_USER).format(obs=obs, turn=turn)}]
-
-
-def write_prompt(obs: str, memory: list[str], rng: random.Random) -> list[dict[str, str]]:
-    notes = "\n".join(f"- {m}" for m in memory) if memory else rng.choice(EMPTY_MEMORY)
-    return [{"role": "system", "content": rng.choice(WRITE_SYSTEM)},
-            {"role": "user", "content": rng.choice(WRITE_USER).format(obs=obs, memory=notes)}]

@@ -16,6 +16,7 @@ dataclasses), `backend` (Unsloth or PEFT), `sft`, `grpo`, `evaluate`, `router`, 
 Importing this package is cheap: torch, transformers and TRL load inside the functions.
 """
 
+from mags_lib.agents.router import Router, route
 from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, StageConfig, TrainConfig
 from mags_lib.train.data import SkipReport, data_hash, load_jsonl, to_dataset, write_jsonl
 from mags_lib.train.evaluate import generate_and_score
@@ -23,7 +24,6 @@ from mags_lib.train.grpo import GRPOResult, run_grpo
 from mags_lib.train.report import RoleReport
 from mags_lib.train.rewards import REWARDS, build_rewards
 from mags_lib.train.roles import RoleTrainConfig
-from mags_lib.train.router import Router, route
 from mags_lib.train.sft import SFTResult, run_sft
 from mags_lib.train.stages import train_role
 

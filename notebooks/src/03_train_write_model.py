@@ -39,7 +39,8 @@ from mags_lib.plots import save_figure
 from mags_lib.train.figures import plot_role_training
 from mags_lib.train.report import compare_single_model
 from mags_lib.train.roles import RoleTrainConfig
-from mags_lib.train.router import game_observations, router_accuracy
+from mags_lib.agents.router import router_accuracy
+from mags_lib.game.senseless import game_observations
 from mags_lib.train.stages import load_role_data, train_role
 
 NAME = "03_train_write_model"

@@ -1,4 +1,8 @@
-"""A tiny stand-in for the decision LLM, so agents and evaluations can be tested in milliseconds.
+"""Stand-ins for the LLMs, so agents and evaluations can be tested in milliseconds.
+
+They know the fixed surface's templates (that is why they live beside the game, not among the
+agents): `RuleReaderLLM` is a perfect decision maker, `RuleReaderRoleLLM` a perfect ask and
+write model for the closed loop (`agents/loop.py`).
 
 `RuleReaderLLM` answers a decision prompt the way a perfect reader would: it reads the memory
 lines from the last (most relevant) up and picks the option the first rule about the asked
@@ -73,3 +77,58 @@ class RuleReaderLLM:
              **_: Any) -> Completion:
         text = "\n".join(m["content"] for m in messages)
         return self._completion(text, self._answer(text, grammar))
+
+
+class RuleReaderRoleLLM(RuleReaderLLM):
+    """A perfect ask and write model on the fixed surface, and a decision maker as above.
+
+    A write prompt (its last message holds "Memory holds:") whose observation states a rule gets
+    `add` (or `update` when a held line states the same rule with another item) of the rule's
+    canonical sentence, anything else the empty block; an ask prompt gets a query naming the
+    asked creature and condition. `garbage=True` answers every role prompt with text that does
+    not parse (the malformed-output path).
+
+    >>> llm = RuleReaderRoleLLM()
+    >>> msgs = [{"role": "system", "content": "..."}, {"role": "user", "content":
+    ...         "Observation: A scroll reads: On rainy turns, the red quax eats only the slate."
+    ...         "\\nMemory holds:\\n(nothing yet)"}]
+    >>> print(llm.chat(msgs).text)
+    <engram>
+    add semantic 0.90: On rainy turns, the red quax eats only the slate.
+    </engram>
+    """
+
+    name = "fake:rule-reader-roles"
+
+    def __init__(self, garbage: bool = False, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.garbage = garbage
+        self.role_calls = {"ask": 0, "write": 0}
+
+    def chat(self, messages: list[dict[str, str]], *, grammar: str | None = None,
+             **kw: Any) -> Completion:
+        from mags_lib.game.senseless import DECIDE_PATTERN, parse_rule
+
+        user = messages[-1]["content"]
+        if "Memory holds:" in user:
+            self.role_calls["write"] += 1
+            if self.garbage:
+                return self._completion(user, "I would store that, yes.")
+            obs, _, held = user.partition("Memory holds:")
+            rule = parse_rule(obs)
+            if rule is None:
+                return self._completion(user, "<engram>\n</engram>")
+            held_rules = [r for r in map(parse_rule, held.split("\n")) if r is not None]
+            if any(r.key == rule.key and r.item == rule.item for r in held_rules):
+                return self._completion(user, "<engram>\n</engram>")
+            op = "update" if any(r.key == rule.key for r in held_rules) else "add"
+            return self._completion(user, f"<engram>\n{op} semantic 0.90: {rule.text}\n</engram>")
+        asked = DECIDE_PATTERN.search(user)
+        decision = grammar is not None and grammar.startswith("root ::=")  # options_grammar
+        if asked and not decision:
+            self.role_calls["ask"] += 1
+            if self.garbage:
+                return self._completion(user, "<recall>\nfly: away")
+            query = f"what does the {asked['creature']} eat on {asked['condition']} turns"
+            return self._completion(user, f"<recall>\nquery: {query}\n</recall>")
+        return super().chat(messages, grammar=grammar, **kw)

@@ -1,4 +1,4 @@
-"""The router of the two-model system: which model(s) handle an observation, in order.
+"""The router of the MAGS loop: which model(s) handle an observation, in order.
 
     >>> route({"kind": "decision", "text": "Choose: A) feed the glarb B) wait"})
     ('ask', 'answer')
@@ -110,10 +110,8 @@ def router_accuracy(observations: list[Any], router: Any = route) -> dict[str, A
             "errors": errors}
 
 
-def game_observations(seeds: list[int], episode_length: int = 200) -> list[Any]:
-    """Every observation of the senseless-game episodes with these seeds (e.g. the
-    `game_seed`s of the val rows), replayed from the game's default config."""
-    from mags_lib.game.senseless import GameConfig, generate_episode
-
-    return [obs for s in sorted(set(seeds))
-            for obs in generate_episode(GameConfig(seed=s, episode_length=episode_length)).observations]
+def route_turn(observation: Any) -> tuple[str, ...]:
+    """The closed loop's router: what the observation itself says (a choice among legal
+    actions needs memory, then an answer; anything else is information to store). Reads no
+    label a game attaches to its turns."""
+    return expected_route(observation)

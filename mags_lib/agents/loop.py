@@ -1,0 +1,184 @@
+"""The closed loop: MAGS's own models write and read its memory during play.
+
+Every turn the router picks the roles (`agents/router.py`: a turn with legal actions needs
+ask + answer, anything else is information for the write model), then:
+
+* **write**: memory is recalled on the observation (`write_context` lines, no learning), the
+  write model reads the observation with those lines (`role_prompts.play_write_messages`) and
+  emits an `<engram>` block; its actions (add / update / link / forget) are applied with
+  `memory.apply`. Whether a new fact merges, supersedes or adds is decided by the model's op
+  and the memory's own detectors (`update` supersedes the closest same-block fact), never by
+  the game. Output that does not parse changes nothing and is counted.
+* **ask** (decision turns): the ask model emits a `<recall>` block under the recall grammar;
+  each query runs the memory's read path (hybrid anchors, traversal along strong edges,
+  Hebbian use), the hits are merged by node (best score), and the `k` best valid ones become
+  the answer prompt's memory lines. A block that does not parse falls back to recalling the
+  observation itself (counted).
+* **answer**: the shared decision prompt (`agents/prompt.py`) with the answer LLM, as for every
+  agent; then `memory.step(reward)` when the reward arrives with the next observation.
+
+    agent = MagsLoopAgent(answer_llm, AgentConfig(k=3), ask_llm=ask, write_llm=write)
+    agent.reset(seed=0); agent.observe(obs); decision = agent.act(obs)
+    agent.counts       # parsed / malformed writes and asks, ops, routes
+    agent.last_timing  # seconds per stage of the last turn (route, write, apply_step, ask, ...)
+
+`mags_prompted` is the same loop with the untrained base model for every role and a few worked
+examples in the prompts (`few_shot=True`): the generic-LLM fallback, and the baseline for what
+training adds. No code here reads the game's structure: the observation is all it gets.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from mags_lib.agents.base import AgentConfig, recalled
+from mags_lib.agents.mags import MemoryAgent
+from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
+from mags_lib.agents.router import route_turn
+from mags_lib.game.base import Observation
+
+
+@dataclass
+class LoopConfig:
+    write_context: int = field(default=3, metadata={
+        "help": "memory lines recalled on an observation and shown to the write model"})
+    query_k: int = field(default=3, metadata={
+        "help": "hits recalled per ask query before the queries' hits are merged"})
+    ask_max_tokens: int = field(default=64, metadata={
+        "help": "new tokens for the <recall> block (three queries fit)"})
+    write_max_tokens: int = field(default=96, metadata={
+        "help": "new tokens for the <engram> block (one rule sentence needs about 30)"})
+    ask_grammar: bool = field(default=True, metadata={
+        "help": "constrain the ask model with the recall GBNF grammar"})
+    write_grammar: bool = field(default=False, metadata={
+        "help": "constrain the write model with the engram grammar (it cannot express 'store "
+                "nothing', so the default leaves the write free and counts malformed blocks)"})
+    few_shot: bool = field(default=False, metadata={
+        "help": "worked examples in the ask / write prompts (mags_prompted, the base model)"})
+
+
+class MagsLoopAgent(MemoryAgent):
+    """LiquidMemory written by a write model and read through an ask model; see the module."""
+
+    name = "mags"
+
+    def __init__(self, llm: Any, config: AgentConfig | None = None, *, ask_llm: Any = None,
+                 write_llm: Any = None, loop: LoopConfig | None = None,
+                 memory_config: Any | None = None, embedder: Any | None = None,
+                 supersede: bool = True):
+        super().__init__(llm, config, memory_config=memory_config, embedder=embedder,
+                         supersede=supersede)
+        self.ask_llm = ask_llm or llm
+        self.write_llm = write_llm or llm
+        self.loop = loop or LoopConfig()
+        self.counts: Counter = Counter()
+        self.last_timing: dict[str, float] = {}
+        self.last_write: dict[str, Any] | None = None
+        self.last_ask: dict[str, Any] | None = None
+        self.routes: list[tuple[int, str, tuple[str, ...]]] = []
+
+    def reset(self, seed: int) -> None:
+        super().reset(seed)
+        self.counts = Counter()
+        self.routes = []
+        self.last_write = self.last_ask = None
+
+    # ----- every turn -------------------------------------------------------------------
+    def observe(self, obs: Observation, reward: float | None = None,
+                info: dict[str, Any] | None = None) -> None:
+        timing: dict[str, float] = {}
+        t0 = time.perf_counter()
+        roles = route_turn(obs)
+        timing["route"] = time.perf_counter() - t0
+        self.routes.append((obs.turn, obs.kind, roles))
+        if "write" in roles and obs.text:
+            self.write(obs, timing)
+        t1 = time.perf_counter()
+        self.memory.step(None if reward is None else 2.0 * float(reward) - 1.0)
+        timing["apply_step"] = timing.get("apply_step", 0.0) + time.perf_counter() - t1
+        self.last_timing = timing
+
+    def write(self, obs: Observation, timing: dict[str, float]) -> None:
+        from mags_lib.actions import engram_grammar, parse_actions
+
+        t0 = time.perf_counter()
+        held = [h.text for h in self.memory.recall(obs.text, self.loop.write_context,
+                                                   learn=False)]
+        timing["write_recall"] = time.perf_counter() - t0
+        messages = play_write_messages(obs.text, held, few_shot=self.loop.few_shot)
+        t1 = time.perf_counter()
+        out = self.write_llm.chat(messages, max_tokens=self.loop.write_max_tokens,
+                                  temperature=0.0, seed=self.config.seed,
+                                  grammar=engram_grammar() if self.loop.write_grammar else None)
+        timing["write"] = time.perf_counter() - t1
+        parsed = parse_actions(out.text, "engram")
+        self.counts["write_calls"] += 1
+        self.last_write = {"turn": obs.turn, "held": held, "raw": out.text,
+                           "errors": list(parsed.errors)}
+        if not parsed.complete:
+            self.counts["write_malformed"] += 1
+            return  # a block that does not parse changes nothing
+        self.counts["write_parsed"] += 1
+        if not parsed.actions:
+            self.counts["op_none"] += 1
+        for action in parsed.actions:
+            self.counts[f"op_{type(action).__name__.removeprefix('Engram').lower()}"] += 1
+        t2 = time.perf_counter()
+        report = self.memory.apply(parsed.actions, source=f"turn:{obs.turn}")
+        timing["apply_step"] = time.perf_counter() - t2
+        self.counts["nodes_added"] += len(report.added)
+        self.counts["nodes_superseded"] += len(report.superseded)
+        self.counts["actions_skipped"] += len(report.skipped)
+        self.last_write["applied"] = {"added": report.added, "merged": report.merged,
+                                      "superseded": report.superseded,
+                                      "skipped": report.skipped}
+
+    # ----- decision turns ---------------------------------------------------------------
+    def queries(self, obs: Observation) -> list[str]:
+        """The ask model's queries for `obs` (the observation itself when none parse)."""
+        from mags_lib.actions import Connect, RecallQuery, parse_actions, recall_grammar
+
+        messages = play_ask_messages(obs.text, few_shot=self.loop.few_shot)
+        out = self.ask_llm.chat(messages, max_tokens=self.loop.ask_max_tokens, temperature=0.0,
+                                seed=self.config.seed,
+                                grammar=recall_grammar() if self.loop.ask_grammar else None)
+        parsed = parse_actions(out.text, "recall")
+        texts = [a.text if isinstance(a, RecallQuery) else f"{a.a} {a.b}"
+                 for a in parsed.actions if isinstance(a, RecallQuery | Connect)]
+        texts = list(dict.fromkeys(texts))
+        self.counts["ask_calls"] += 1
+        if not parsed.complete or not texts:
+            self.counts["ask_malformed"] += 1
+            texts = [obs.text]
+        self.last_ask = {"turn": obs.turn, "raw": out.text, "queries": texts}
+        return texts
+
+    def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
+        t0 = time.perf_counter()
+        texts = self.queries(obs)
+        t1 = time.perf_counter()
+        best: dict[int, Any] = {}
+        for q in texts:
+            for h in self.memory.recall(q, self.loop.query_k):
+                if h.valid and (h.node_id not in best or h.score > best[h.node_id].score):
+                    best[h.node_id] = h
+        hits = sorted(best.values(), key=lambda h: -h.score)[: self.config.k]
+        self.last_timing["ask"] = t1 - t0
+        self.last_timing["recall"] = time.perf_counter() - t1
+        return [recalled(h.node_id, h.text, score=round(float(h.score), 4), sources=h.sources,
+                         path=h.path, valid=h.valid) for h in reversed(hits)]
+
+    def loop_stats(self) -> dict[str, Any]:
+        """Counts of the loop (write / ask validity, ops) and the routes taken, per kind."""
+        routes: dict[str, Counter] = {}
+        for _, kind, roles in self.routes:
+            routes.setdefault(kind, Counter())["+".join(roles)] += 1
+        calls = self.counts["write_calls"]
+        asks = self.counts["ask_calls"]
+        return {**dict(self.counts),
+                "write_validity": self.counts["write_parsed"] / calls if calls else None,
+                "ask_validity": 1 - self.counts["ask_malformed"] / asks if asks else None,
+                "routes": {k: dict(v) for k, v in routes.items()}}

@@ -1,0 +1,152 @@
+"""The varied surface of the senseless game: many phrasings, split into training and held-out.
+
+On `surface="fixed"` every rule reads "On {condition} turns, the {creature} eats only the
+{item}." and a regex reads the whole game. On `surface="varied"` each statement, change,
+decision and feedback is drawn from a bank of phrasings (word order, synonyms, passive voice, a
+rule spread over two sentences, filler), so only a reader that understands the sentence, not
+one that matches a template, can use it.
+
+Every bank is split in two, by `GameConfig.phrasings`:
+
+* `"train"`: the only phrasings dataset synthesis (notebook 01) may show a model;
+* `"heldout"`: phrasings used only by evaluation (notebook 06), never by a dataset;
+  `tests/test_game_phrasing.py` checks that the two share no template and that a synthesised
+  dataset holds no held-out sentence.
+
+The ground truth (`StepTruth.rule_text`, the engram targets) keeps the canonical sentence, so a
+write model learns to normalise what it reads into one form, and scoring never depends on the
+surface.
+
+    >>> import random
+    >>> rng = random.Random(0)
+    >>> s = rule_sentence("purple glarb", "rainy", "carrot", "heldout", rng)
+    >>> all(w in s for w in ("purple glarb", "rainy", "carrot"))
+    True
+"""
+
+from __future__ import annotations
+
+import random
+
+SURFACES = ("fixed", "varied")
+PHRASING_SETS = ("train", "heldout")
+
+# {c} creature, {w} condition (a weather word), {i} item, {W} the condition capitalised.
+RULES: dict[str, tuple[str, ...]] = {
+    "train": (
+        "On {w} turns, the {c} eats only the {i}.",
+        "The {c} eats only the {i} on {w} turns.",
+        "When the turn is {w}, the {c} will eat nothing but the {i}.",
+        "On a {w} turn the only thing the {c} eats is the {i}.",
+        "The {i} is all the {c} eats on {w} turns.",
+        "Think of the {c}. When it is {w}, it eats only the {i}.",
+        "{W} turns: the {c} eats the {i} and nothing else.",
+        "The diet of the {c} on {w} turns is the {i} alone.",
+    ),
+    "heldout": (
+        "Only the {i} is eaten by the {c} whenever the turn is {w}.",
+        "If it is {w}, the {c} feeds on the {i} and on nothing else.",
+        "Note the {c}: it takes only the {i}. This holds on {w} turns.",
+        "Each {w} turn, the {i} is the single food the {c} accepts.",
+        "Give the {c} the {i} on {w} turns; it refuses everything else.",
+        "For the {c}, {w} turns mean a meal of the {i} only.",
+    ),
+}
+
+# Frames around a rule sentence {rule}; {old} is the item it replaces (changes only).
+ANNOUNCE: dict[str, dict[str, tuple[str, ...]]] = {
+    "train": {
+        "first": ("A scroll reads: {rule}", "A sign says: {rule}", "You learn a rule. {rule}",
+                  "{rule}"),
+        "repeat": ("A scroll reads: {rule}", "A reminder: {rule}", "As before, {rule_lc}"),
+        "change": ("The scroll changes: {rule}", "Rule change: {rule}",
+                   "Things are different now. {rule}", "{rule} It used to be the {old}."),
+        "add": ("A new scroll appears: {rule}", "A new rule: {rule}"),
+    },
+    "heldout": {
+        "first": ("An old tablet tells you: {rule}", "A traveller whispers: {rule}",
+                  "Carved on a stone: {rule}"),
+        "repeat": ("Once more the tablet tells you: {rule}", "Do not forget: {rule}"),
+        "change": ("New decree, replacing the old one: {rule}",
+                   "Forget what you knew. {rule} Not the {old} any more.",
+                   "A correction is announced. {rule}"),
+        "add": ("Another tablet is found: {rule}", "Someone adds a decree: {rule}"),
+    },
+}
+
+# {opts} is "the cello and the slate" (or "the a, the b and the c").
+DECISIONS: dict[str, tuple[str, ...]] = {
+    "train": (
+        "It is a {w} turn. The {c} is offered {opts}. Which does it eat?",
+        "The weather is {w}. In front of the {c} lie {opts}. Which will it eat?",
+        "{W} turn. Choose what to give the {c}: {opts}.",
+        "You hold {opts}. The {c} is hungry and the turn is {w}. Which do you feed it?",
+    ),
+    "heldout": (
+        "The {c} is waiting for food. This turn is {w}, and you have {opts}. Which one does it "
+        "eat?",
+        "Pick the meal for the {c} on this {w} turn: {opts}.",
+        "A {w} turn comes. Which of {opts} does the {c} want?",
+    ),
+}
+
+# (right, wrong) pairs, so that the game can show either verdict with the same words.
+FEEDBACK: dict[str, tuple[tuple[str, str], ...]] = {
+    "train": (
+        ("Right! The scroll says: {rule}", "Wrong! The scroll says: {rule}"),
+        ("Correct. {rule}", "Incorrect. {rule}"),
+        ("Well done. Remember: {rule}", "Not that one. Remember: {rule}"),
+    ),
+    "heldout": (
+        ("Yes, good choice. As it is written: {rule}", "No, bad choice. As it is written: {rule}"),
+        ("That's it! {rule}", "That's not it! {rule}"),
+    ),
+}
+
+
+def _fill(template: str, creature: str, condition: str, item: str) -> str:
+    return template.format(c=creature, w=condition, W=condition.capitalize(), i=item)
+
+
+def rule_sentence(creature: str, condition: str, item: str, phrasings: str,
+                  rng: random.Random) -> str:
+    """One rule statement from the `phrasings` bank."""
+    return _fill(rng.choice(RULES[phrasings]), creature, condition, item)
+
+
+def announcement(rule: str, how: str, phrasings: str, rng: random.Random,
+                 old: str | None = None) -> str:
+    """A rule sentence in an announcement frame; `how` is first / repeat / change / add."""
+    frames = ANNOUNCE[phrasings][how]
+    if old is None:
+        frames = tuple(f for f in frames if "{old}" not in f) or frames
+    frame = rng.choice(frames)
+    return frame.format(rule=rule, rule_lc=rule[0].lower() + rule[1:], old=old or "")
+
+
+def options_text(options: list[str]) -> str:
+    names = [f"the {o}" for o in options]
+    return f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else names[0]
+
+
+def decision_sentence(creature: str, condition: str, options: list[str], phrasings: str,
+                      rng: random.Random) -> str:
+    template = rng.choice(DECISIONS[phrasings])
+    return template.format(c=creature, w=condition, W=condition.capitalize(),
+                           opts=options_text(options))
+
+
+def feedback_pair(rule: str | None, phrasings: str, rng: random.Random) -> tuple[str, str]:
+    """(right, wrong) feedback texts stating `rule` (the bare verdicts when it is None)."""
+    right, wrong = rng.choice(FEEDBACK[phrasings])
+    if rule is None:
+        return right.split(" ", 1)[0], wrong.split(" ", 1)[0]
+    return right.format(rule=rule), wrong.format(rule=rule)
+
+
+def all_templates(phrasings: str) -> list[str]:
+    """Every template of one bank (for the split test)."""
+    out = list(RULES[phrasings]) + list(DECISIONS[phrasings])
+    out += [f for frames in ANNOUNCE[phrasings].values() for f in frames]
+    out += [f for pair in FEEDBACK[phrasings] for f in pair]
+    return out

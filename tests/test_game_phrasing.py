@@ -1,0 +1,122 @@
+"""The varied surface: phrasings split into training and held-out, and kept apart.
+
+Held-out phrasings are for evaluation only: no dataset row may contain a sentence built from
+one. The fixed surface must not change (earlier results replay bit for bit), and the surface
+never changes what a turn is about (the ground truth is the same on every surface).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import replace
+
+import pytest
+
+from mags_lib.errors import MagsError
+from mags_lib.game import GameConfig, generate_episode
+from mags_lib.game import phrasing as ph
+
+
+def _regex(template: str) -> re.Pattern:
+    """A template as a pattern: its literal words, any text for each placeholder."""
+    parts = re.split(r"\{[a-zA-Z_]+\}", template)
+    return re.compile(".+?".join(re.escape(p) for p in parts))
+
+
+HELDOUT = [_regex(t) for t in ph.all_templates("heldout")]
+
+
+def heldout_hits(text: str) -> list[str]:
+    return [p.pattern for p in HELDOUT if p.search(text)]
+
+
+def test_train_and_heldout_banks_share_no_template_and_have_several_each():
+    train, held = set(ph.all_templates("train")), set(ph.all_templates("heldout"))
+    assert not train & held
+    for bank in (ph.RULES, ph.DECISIONS, ph.FEEDBACK):
+        assert len(bank["train"]) >= 3 and len(bank["heldout"]) >= 2
+
+
+def test_every_phrasing_names_the_rule_and_every_option():
+    rng = random.Random(0)
+    for split in ph.PHRASING_SETS:
+        for _ in range(50):
+            s = ph.rule_sentence("purple glarb", "rainy", "carrot", split, rng)
+            assert all(w in s.lower() for w in ("purple glarb", "rainy", "carrot")), s
+            d = ph.decision_sentence("purple glarb", "rainy", ["stone", "carrot"], split, rng)
+            assert all(w in d.lower() for w in ("purple glarb", "rainy", "stone", "carrot")), d
+
+
+def test_the_heldout_pattern_check_can_fail():
+    rng = random.Random(1)
+    sentence = ph.rule_sentence("teal quorb", "windy", "harp", "heldout", rng)
+    assert heldout_hits(sentence)
+    assert not heldout_hits("On windy turns, the teal quorb eats only the harp.")
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_a_training_phrasings_game_never_shows_a_heldout_sentence(seed):
+    ep = generate_episode(GameConfig(seed=seed, episode_length=300, surface="varied",
+                                     phrasings="train"))
+    texts = [o.text for o in ep.observations] + list(ep.wrong_feedback.values())
+    assert not [t for t in texts if heldout_hits(t)]
+    assert len({o.text.split(":")[0] for o in ep.observations if o.kind == "announce"}) > 3
+
+
+def test_the_surface_changes_the_words_not_the_game():
+    fixed = generate_episode(GameConfig(seed=5, episode_length=200))
+    varied = generate_episode(GameConfig(seed=5, episode_length=200, surface="varied"))
+    assert [t.to_dict() for t in fixed.truths] == [t.to_dict() for t in varied.truths]
+    assert [o.legal_actions for o in fixed.observations] == \
+           [o.legal_actions for o in varied.observations]
+    changed = sum(a.text != b.text for a, b in zip(fixed.observations, varied.observations,
+                                                  strict=True) if a.kind != "distractor")
+    assert changed > 100
+
+
+def test_the_fixed_surface_is_unchanged():
+    ep = generate_episode(GameConfig(seed=1, episode_length=6))
+    assert [o.text for o in ep.observations][:3] == [
+        "The violet vloorg hums at dusk.",
+        "A scroll reads: On breezy turns, the glossy pruthroosh eats only the brass.",
+        "A scroll reads: On gloomy turns, the hollow threejark eats only the harp."]
+
+
+def test_wrong_feedback_uses_the_same_words_with_the_other_verdict():
+    from mags_lib.game import SenselessGame
+
+    game = SenselessGame(GameConfig(seed=2, episode_length=80, surface="varied"))
+    obs = game.reset()
+    while not obs.legal_actions:
+        obs = game.step(None).observation
+    right = game.episode.observations[obs.turn + 1].text
+    wrong_choice = next(a for a in obs.legal_actions if a != game.ground_truth().correct_action)
+    shown = game.step(wrong_choice).observation.text
+    assert shown != right and shown == game.episode.wrong_feedback[obs.turn + 1]
+    assert right.split(" ")[-3:] == shown.split(" ")[-3:]  # the same rule sentence
+
+
+@pytest.mark.parametrize("bad", [{"surface": "wavy"}, {"phrasings": "test"}, {"surface": 3}])
+def test_bad_surface_settings_name_the_field(bad):
+    with pytest.raises(MagsError, match=list(bad)[0]):
+        GameConfig(**bad)
+
+
+def test_synthesis_uses_training_phrasings_only(tmp_path):
+    """Rows of a real (small) synthesis hold varied sentences, none from the held-out bank."""
+    from mags_lib.synth import SynthConfig
+    from mags_lib.synth.chains import episode_rows, game_config
+
+    cfg = SynthConfig(n_train_games=2)
+    configs = [game_config(cfg, seed, i) for i, seed in enumerate((20_000, 20_001))]
+    assert {c.surface for c in configs} == {"fixed", "varied"}
+    assert all(c.phrasings == "train" for c in configs)
+    texts = []
+    for c in configs:
+        rows, _ = episode_rows(generate_episode(replace(c, episode_length=150)), cfg)
+        texts += [m["content"] for task in rows.values() for r in task for m in r["prompt"]]
+    assert len(texts) > 100
+    assert not [t for t in texts if heldout_hits(t)]
+    trained = [_regex(t) for t in ph.RULES["train"][1:]]  # not the fixed template itself
+    assert any(p.search(t) for p in trained for t in texts)
