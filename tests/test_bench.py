@@ -49,3 +49,41 @@ def test_index_bench_tiny():
     assert size["vector"]["recall_at_10"] == pytest.approx(1.0)  # exact below the threshold
     assert size["vector"]["search"]["p50_ms"] > 0
     assert size["bm25"]["add_us_per_doc"] > 0 and size["bm25"]["search_question"]["p50_ms"] > 0
+
+
+def test_agent_bench_summaries_and_targets():
+    import doctest
+
+    from mags_lib.bench import agent_bench
+
+    assert doctest.testmod(agent_bench).failed == 0
+    marks = [{"turn_s": {"p50_s": 0.5}, "prompt_tokens_per_turn": 100.0},
+             {"turn_s": {"p50_s": 0.6}, "prompt_tokens_per_turn": 110.0}]
+    full = [{"turn_s": {"p50_s": 0.3}, "prompt_tokens_per_turn": 50.0},
+            {"turn_s": {"p50_s": 2.0}, "prompt_tokens_per_turn": 400.0}]
+    out = agent_bench.agent_targets({"mags": {"marks": marks}, "full_context": {"marks": full}})
+    assert out["mags_p50_at_most_1s"] and out["mags_flat"]
+    assert out["full_context_tokens_per_turn"] == [50.0, 400.0]
+    slow = agent_bench.agent_targets({"mags": {"marks": [*marks, {"turn_s": {"p50_s": 1.2}}]}})
+    assert not slow["mags_p50_at_most_1s"] and not slow["mags_flat"]
+
+
+@pytest.mark.slow
+def test_agent_bench_plays_and_times_every_stage(tmp_path):
+    """The CLI with the embedded model (the trained ones when notebook 04 made them)."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "agent.json"
+    proc = subprocess.run([sys.executable, "-m", "mags_lib.bench", "agent", "--turns", "12,24",
+                           "--window", "10", "--out", str(out)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert json.loads(out.read_text())["agents"] == result["agents"]
+    mags = result["agents"]["mags"]["marks"]
+    assert [m["turn"] for m in mags] == [12, 24] and all(m["turns_timed"] == 10 for m in mags)
+    assert {"write", "apply_step"} <= set(mags[-1]["stages"])
+    assert mags[-1]["prompt_tokens_per_turn"] > 0
+    assert "mags_p50_at_most_1s" in result["targets"]

@@ -60,6 +60,28 @@ class LoopConfig:
         "help": "worked examples in the ask / write prompts (mags_prompted, the base model)"})
 
 
+ENGRAM_CLOSE = "</engram>"
+
+
+def closed(out: Any, tag: str) -> str:
+    """The generation with its closing `tag` put back: generation stops at the tag (an
+    untrained model would otherwise write on to the token limit, seconds a turn) and backends
+    strip a stop string. Put back only when the model stopped (not cut at the token limit)
+    inside an opened block.
+
+    >>> from mags_lib.llm import Completion
+    >>> closed(Completion("<engram>\\nadd semantic 0.9: x\\n", finish_reason="stop"), "</engram>")
+    '<engram>\\nadd semantic 0.9: x\\n</engram>'
+    >>> closed(Completion("<engram>\\nadd semantic 0.9: x", finish_reason="length"), "</engram>")
+    '<engram>\\nadd semantic 0.9: x'
+    """
+    text = out.text
+    opened = tag.replace("</", "<")
+    if out.finish_reason == "stop" and opened in text and tag not in text.split(opened)[-1]:
+        return text + tag
+    return text
+
+
 class MagsLoopAgent(MemoryAgent):
     """LiquidMemory written by a write model and read through an ask model; see the module."""
 
@@ -76,6 +98,7 @@ class MagsLoopAgent(MemoryAgent):
         self.loop = loop or LoopConfig()
         self.counts: Counter = Counter()
         self.last_timing: dict[str, float] = {}
+        self.last_tokens: dict[str, int] = {}  # prompt tokens of this turn's role calls
         self.last_write: dict[str, Any] | None = None
         self.last_ask: dict[str, Any] | None = None
         self.routes: list[tuple[int, str, tuple[str, ...]]] = []
@@ -90,6 +113,7 @@ class MagsLoopAgent(MemoryAgent):
     def observe(self, obs: Observation, reward: float | None = None,
                 info: dict[str, Any] | None = None) -> None:
         timing: dict[str, float] = {}
+        self.last_tokens = {}
         t0 = time.perf_counter()
         roles = route_turn(obs)
         timing["route"] = time.perf_counter() - t0
@@ -111,10 +135,11 @@ class MagsLoopAgent(MemoryAgent):
         messages = play_write_messages(obs.text, held, few_shot=self.loop.few_shot)
         t1 = time.perf_counter()
         out = self.write_llm.chat(messages, max_tokens=self.loop.write_max_tokens,
-                                  temperature=0.0, seed=self.config.seed,
+                                  temperature=0.0, seed=self.config.seed, stop=[ENGRAM_CLOSE],
                                   grammar=engram_grammar() if self.loop.write_grammar else None)
         timing["write"] = time.perf_counter() - t1
-        parsed = parse_actions(out.text, "engram")
+        self.last_tokens["write"] = int(out.usage.get("prompt_tokens") or 0)
+        parsed = parse_actions(closed(out, ENGRAM_CLOSE), "engram")
         self.counts["write_calls"] += 1
         self.last_write = {"turn": obs.turn, "held": held, "raw": out.text,
                            "errors": list(parsed.errors)}
@@ -145,6 +170,7 @@ class MagsLoopAgent(MemoryAgent):
         out = self.ask_llm.chat(messages, max_tokens=self.loop.ask_max_tokens, temperature=0.0,
                                 seed=self.config.seed,
                                 grammar=recall_grammar() if self.loop.ask_grammar else None)
+        self.last_tokens["ask"] = int(out.usage.get("prompt_tokens") or 0)
         parsed = parse_actions(out.text, "recall")
         texts = [a.text if isinstance(a, RecallQuery) else f"{a.a} {a.b}"
                  for a in parsed.actions if isinstance(a, RecallQuery | Connect)]

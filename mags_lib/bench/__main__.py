@@ -3,6 +3,8 @@
     python -m mags_lib.bench memory [--sizes 1000,10000,100000] [--queries 200] [--seed 0]
                                     [--exact-below N] [--set KEY=VALUE ...] [--out PATH]
     python -m mags_lib.bench index  [--sizes ...] [--queries ...] [--seed ...] [--out PATH]
+    python -m mags_lib.bench agent  [--turns 50,200,1000] [--agents mags,full_context]
+                                    [--window 25] [--seed 0] [--out results/bench/agent.json]
 """
 
 from __future__ import annotations
@@ -56,12 +58,28 @@ def _parser() -> argparse.ArgumentParser:
                            "--set hnsw_expansion_add=32 (VALUE is JSON); repeatable")
             p.add_argument("--single", type=int, default=None, metavar="N",
                            help="measure one size in this process (used by the subprocesses)")
+    p = sub.add_parser("agent", help="per-turn latency of agents in play, by stage")
+    p.add_argument("--turns", type=_sizes, default=[50, 200, 1000],
+                   help="comma-separated marks (default 50,200,1000)")
+    p.add_argument("--agents", default="mags,full_context", help="comma-separated agents")
+    p.add_argument("--window", type=int, default=25, help="turns timed up to each mark")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--decision-llm", default="auto",
+                   help="'auto' (notebook 04's answer model, else embedded), 'embedded', a .gguf")
+    p.add_argument("--out", default="results/bench/agent.json",
+                   help="also write the JSON here (default results/bench/agent.json)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> dict:
     args = _parser().parse_args(argv)
-    if args.command == "memory":
+    if args.command == "agent":
+        from mags_lib.bench.agent_bench import AgentBenchConfig, bench_agent
+
+        result = bench_agent(AgentBenchConfig(
+            turns=args.turns, agents=[a for a in args.agents.split(",") if a],
+            window=args.window, seed=args.seed, decision_llm=args.decision_llm))
+    elif args.command == "memory":
         from mags_lib.bench.memory_bench import MemoryBenchConfig, bench_memory, run_size
 
         cfg = MemoryBenchConfig(sizes=args.sizes, queries=args.queries, seed=args.seed,

@@ -1,0 +1,18 @@
+"""The examples in module docstrings run (pure modules of the game, agents and evaluation)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["mags_lib.game.phrasing", "mags_lib.game.rule_reader", "mags_lib.agents.prompt",
+           "mags_lib.agents.role_prompts", "mags_lib.agents.baselines", "mags_lib.agents.loop",
+           "mags_lib.evaluation.records", "mags_lib.evaluation.metrics"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
