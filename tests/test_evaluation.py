@@ -287,3 +287,20 @@ def test_answer_model_study_compares_settings_and_finds_exported_files(tmp_path)
         assert gap["oracle_minus_bare"] > 0
     assert all(r["accuracy"] == 1.0 for r in study.table if r["agent"] == "oracle")
     assert (tmp_path / "study" / "trained-chat" / "games.jsonl").exists()
+
+
+def test_an_unreachable_role_server_names_the_backend_and_keeps_finished_games(tmp_path):
+    """The closed loop's write model behind an OpenAI-compatible URL where nothing listens."""
+    from mags_lib.game.rule_reader import RuleReaderRoleLLM
+    from mags_lib.llm import LLMConfig, load_llm
+
+    dead = load_llm(LLMConfig(backend="openai", model="write", base_url="http://127.0.0.1:9/v1",
+                              timeout_s=2.0, cache=False))
+    with pytest.raises(MagsError) as err:
+        run_eval(config(agents=["bare", "mags"], seeds=[0]), llm=RuleReaderRoleLLM(),
+                 embedder=HashingEmbedder(), out_dir=tmp_path,
+                 roles={"ask": RuleReaderRoleLLM(), "write": dead})
+    message = str(err.value)
+    assert "'mags'" in message and "cannot reach the LLM server at http://127.0.0.1:9/v1" in message
+    assert "start the server" in message
+    assert [(r["agent"], r["seed"]) for r in read_jsonl(tmp_path / "games.jsonl")] == [("bare", 0)]

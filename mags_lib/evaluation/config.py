@@ -158,15 +158,17 @@ class EvalConfig:
             raise MagsError(f"unknown EvalConfig keys {unknown}", f"use {sorted(names)}")
         return cls(**data)
 
-    def config_id(self) -> str:
-        """Hash of what decides a game's outcome (game without its seed, prompt, model, memory)."""
+    def config_id(self, role_names: dict[str, str] | None = None) -> str:
+        """Hash of what decides a game's outcome (game without its seed, prompt, models,
+        memory). `role_names` identifies role LLMs passed in directly (else the files
+        `models` names are digested)."""
         game = {k: v for k, v in self.game.to_dict().items() if k != "seed"}
         llm = {k: getattr(self.llm, k) for k in ("model", "backend", "n_ctx", "adapter")}
         digest = _model_file_digest(self.llm.model)
         if digest is not None:  # a model file's content, not only its path: retrained models
             llm["digest"] = digest  # are exported under the same name (notebook 04)
-        roles = {}
-        if "mags" in self.agents:
+        roles = dict(role_names or {})
+        if "mags" in self.agents and not roles:
             for role, path in self.role_model_paths().items():
                 roles[role] = _model_file_digest(path) or path
         blob = json.dumps({"game": game, "k": self.k, "prompt_format": self.prompt_format,

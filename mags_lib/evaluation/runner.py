@@ -180,7 +180,9 @@ def run_eval(cfg: EvalConfig, *, llm: Any | None = None, embedder: Any | None = 
         out_dir = results_dir(cfg.output)
     out_dir = Path(out_dir)
     games_path = out_dir / "games.jsonl"
-    config_id = cfg.config_id()
+    role_names = ({r: str(getattr(m, "name", type(m).__name__)) for r, m in roles.items()}
+                  if roles else None)
+    config_id = cfg.config_id(role_names)
     games = _start_file(games_path, config_id, cfg.resume)
     done = {(g.agent, g.seed) for g in games}
     write_json(out_dir / "config.json", {**cfg.to_dict(), "config_id": config_id})
