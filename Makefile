@@ -35,10 +35,11 @@ test: setup ## Run the test suite (CPU, offline, embedded models)
 test-fast: setup ## Run the tests that need no real model
 	$(PY) -m pytest -q -m "not slow"
 
-reproduce: setup ## Run every notebook headlessly (papermill), the memory benchmark, the summary
+reproduce: setup ## Run every notebook headlessly (papermill), the benchmarks, the summary (and the README's results block)
 	$(PY) -m mags_lib.pipeline --smoke $(SMOKE)
 	$(PY) -m mags_lib.bench memory --sizes $(if $(filter True true 1,$(SMOKE)),1000,1000$(,)10000$(,)100000) --out results/bench/memory.json >/dev/null
-	$(PY) -m mags_lib.summary
+	$(PY) -m mags_lib.bench agent --turns $(if $(filter True true 1,$(SMOKE)),10$(,)20 --window 10,50$(,)200$(,)1000) --out results/bench/agent.json >/dev/null
+	$(PY) -m mags_lib.summary $(if $(filter True true 1,$(SMOKE)),,--readme README.md)
 
 smoke: ## reproduce with SMOKE=True (minutes)
 	$(MAKE) reproduce SMOKE=True
@@ -46,11 +47,12 @@ smoke: ## reproduce with SMOKE=True (minutes)
 demo: setup ## Chat with the embedded model and emit a grammar-constrained recall action
 	$(PY) -m mags_lib.llm --demo
 
-bench: setup ## Memory benchmark (JSON on stdout and in results/bench/memory.json)
+bench: setup ## Memory and agent benchmarks (JSON on stdout and in results/bench/)
 	$(PY) -m mags_lib.bench memory --out results/bench/memory.json
+	$(PY) -m mags_lib.bench agent --out results/bench/agent.json
 
-summary: setup ## Headline tables of the last run (results/SUMMARY.md), as quoted in the README
-	$(PY) -m mags_lib.summary
+summary: setup ## Tables of the last run (results/SUMMARY.md) and the README's results block
+	$(PY) -m mags_lib.summary --readme README.md
 
 lab: setup ## Open JupyterLab on notebooks/
 	$(VENV)/bin/jupyter lab notebooks/

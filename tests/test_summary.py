@@ -62,3 +62,17 @@ def test_training_table_shows_the_ask_models_per_query_hit_rate(tmp_path):
     assert "recall_hit_rate 0.950 (per query 0.930, 1.5 queries / row)" in text
     assert "| 0.900 (per query 0.930, 1.5 queries / row) |" in text
     assert "answer_accuracy" not in text and "| answer | grpo | 40 | – | accuracy 0.800 |" in text
+
+
+def test_the_readme_block_is_regenerated_and_the_rest_kept(tmp_path):
+    from mags_lib.summary import README_END, README_START, update_readme
+
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Title\n\nintro\n\n{README_START}\nstale numbers\n{README_END}\n\nrest\n")
+    assert update_readme(readme, tmp_path / "results")
+    text = readme.read_text()
+    assert text.startswith("# Title\n\nintro\n\n") and text.endswith("\n\nrest\n")
+    assert "stale numbers" not in text and "python -m mags_lib.bench agent" in text
+    plain = tmp_path / "PLAIN.md"
+    plain.write_text("no markers")
+    assert not update_readme(plain, tmp_path) and plain.read_text() == "no markers"
