@@ -6,14 +6,15 @@
 Keyword arguments that are `AgentConfig` fields (k, prompt_format, ...) configure the shared
 decision prompt; `embedder` and `memory` (a dict of `MemoryConfig` overrides) go to the memory
 agents, `env` to the oracle and to `mags_scripted` (ground truth), `roles` ({"ask": llm,
-"write": llm}) and `loop` (a dict of `LoopConfig` overrides) to the closed-loop agents;
+"write": llm, "prompted": base llm}) and `loop` (a dict of `LoopConfig` overrides) to the closed-loop agents;
 anything else is an error naming the accepted keywords.
 
 The agents, and what each may know:
 
 * `bare`, `full_context`, `static_rag`, `static_rag_bm25`: the observations only;
 * `mags`: the observations only; its trained ask and write models (`roles`) drive the memory;
-* `mags_prompted`: the same loop with the decision LLM (untrained) in every role, few-shot;
+* `mags_prompted`: the same loop with the untrained base model (`roles["prompted"]`) as ask
+  and write model, few-shot;
 * `mags_scripted` and its ablations: **upper bound, perfect writer, game structure given**
   (the game's ground-truth rule each turn);
 * `oracle`: the rules in force (the game's ground truth): the ceiling of the evaluation.
@@ -104,11 +105,12 @@ other: with a perfect stand-in writer on two fixed games, 0.79 / 0.77 accuracy a
 
 def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) -> MagsLoopAgent:
     """`mags`: the trained ask / write models of `roles` (missing ones are an error);
-    `mags_prompted`: the decision LLM in every role, with worked examples."""
+    `mags_prompted`: the untrained model `roles["prompted"]` (else the decision LLM) in the
+    ask and write roles, with worked examples."""
     roles = cfg.get("roles") or {}
     loop_overrides = dict(cfg.get("loop") or {})
     if name == "mags_prompted":
-        ask_llm = write_llm = llm
+        ask_llm = write_llm = roles.get("prompted") or llm
         loop_overrides.setdefault("few_shot", True)
     else:
         missing = [r for r in ("ask", "write") if roles.get(r) is None]

@@ -64,6 +64,9 @@ class EvalConfig:
         "help": "the closed loop's (`mags`) ask and write models: 'auto' (notebook 04's GGUF "
                 "of the role's selected stage, models/gguf/<role>-<stage>-q8_0.gguf), a .gguf "
                 "path, 'embedded', or one file for both roles"})
+    prompted_model: str = field(default="embedded", metadata={
+        "help": "mags_prompted's ask and write model: the untrained base model ('embedded', "
+                "a .gguf, or a served model with llm.backend='openai')"})
     role_n_ctx: int = field(default=1024, metadata={
         "help": "context window of the ask / write models (prompts are under 400 tokens)"})
     loop: dict[str, Any] = field(default_factory=dict, metadata={
@@ -173,6 +176,8 @@ class EvalConfig:
                 roles[role] = _model_file_digest(path) or path
         blob = json.dumps({"game": game, "k": self.k, "prompt_format": self.prompt_format,
                            "roles": roles, "loop": self.loop,
+                           **({"prompted": self.prompted_model}
+                              if "mags_prompted" in self.agents else {}),
                            "llm": llm, "context_window": self.context_window,
                            "embedder": self.embedder, "memory": self.memory,
                            "remember_questions": self.remember_questions,

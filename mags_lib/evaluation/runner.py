@@ -193,7 +193,7 @@ def run_eval(cfg: EvalConfig, *, llm: Any | None = None, embedder: Any | None = 
     if embedder is None and any(a.startswith(("mags", "static_rag")) for a in cfg.agents):
         embedder = MemoEmbedder(_embedder(cfg.embedder))
     if roles is None:
-        roles = load_role_llms(cfg) if "mags" in cfg.agents else {}
+        roles = load_role_llms(cfg)
     for seed in cfg.seeds:
         for name in cfg.agents:
             if (name, seed) in done:
@@ -231,12 +231,16 @@ def _start_file(path: Path, config_id: str, resume: bool) -> list[GameRecord]:
 
 def load_role_llms(cfg: EvalConfig) -> dict[str, Any]:
     """The closed loop's ask and write LLMs as `cfg.models` names them (see
-    `EvalConfig.role_model_paths`), each loaded once; one file named twice is loaded once."""
+    `EvalConfig.role_model_paths`) when `mags` plays, and `mags_prompted`'s base model when it
+    plays; one file named twice is loaded once."""
     from mags_lib.llm import load_llm
 
     loaded: dict[str, Any] = {}
+    wanted = cfg.role_model_paths() if "mags" in cfg.agents else {}
+    if "mags_prompted" in cfg.agents:
+        wanted["prompted"] = cfg.prompted_model
     roles = {}
-    for role, path in cfg.role_model_paths().items():
+    for role, path in wanted.items():
         if path not in loaded:
             loaded[path] = load_llm(replace(cfg.llm, model=path, n_ctx=cfg.role_n_ctx))
         roles[role] = loaded[path]
