@@ -47,7 +47,7 @@ class LoopConfig:
         "help": "memory lines recalled on an observation and shown to the write model"})
     query_k: int = field(default=3, metadata={
         "help": "hits recalled per ask query before the queries' hits are merged"})
-    ask_max_tokens: int = field(default=64, metadata={
+    ask_max_tokens: int = field(default=96, metadata={
         "help": "new tokens for the <recall> block (three queries fit)"})
     write_max_tokens: int = field(default=96, metadata={
         "help": "new tokens for the <engram> block (one rule sentence needs about 30)"})
