@@ -30,9 +30,9 @@
 SMOKE = False
 SEEDS = [0, 1, 2]
 EPISODE_LENGTH = 200
-AGENTS = ["bare", "oracle", "mags", "mags_prompted", "mags_scripted", "static_rag",
-          "full_context"]
+AGENTS = ["bare", "oracle", "mags", "mags_scripted", "static_rag", "full_context"]
 SURFACES = ["varied", "fixed"]  # varied: held-out phrasings only
+VARIED_ONLY = ["mags_prompted"]  # the base model writes ~1-2 s a turn: played where it counts
 ABLATIONS = ["mags_scripted_no_hebbian", "mags_scripted_no_decay", "mags_scripted_flat",
              "mags_scripted_no_contradiction"]  # played on the fixed surface
 DECISION_LLM = "auto"  # the trained answer model (notebook 04's GGUF); "embedded": the base model
@@ -67,7 +67,7 @@ print(decision["note"])
 out = results_dir("06_evaluate_game")
 configs = {
     surface: EvalConfig(
-        agents=AGENTS + (ABLATIONS if surface == "fixed" else []), seeds=SEEDS,
+        agents=AGENTS + (ABLATIONS if surface == "fixed" else VARIED_ONLY), seeds=SEEDS,
         game=GameConfig(episode_length=EPISODE_LENGTH, surface=surface, phrasings="heldout"),
         llm=LLMConfig(model=decision["model"], n_ctx=1024), answer_tags=decision["answer_tags"],
         prompt_format=PROMPT_FORMAT, models=dict(ROLE_MODELS), embedder=EMBEDDER, k=K,
