@@ -150,7 +150,8 @@ def test_config_rejects_unknown_types():
     with pytest.raises(MagsError):
         ExportConfig(base_type="q8_0")
     small = ExportConfig(models=["a", "b"], smoke=True).resolved()
-    assert small.models == ["a"] and small.n_prompts <= 3 and small.max_tokens <= 16
+    assert small.models == ["a", "b"] and small.quant_types == ["f16"]
+    assert small.n_prompts <= 3 and small.max_tokens <= 16
 
 
 def test_cli_reports_missing_model(tmp_path, capsys):

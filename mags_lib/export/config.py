@@ -85,7 +85,8 @@ class ExportConfig:
         """This config as it will run: SMOKE sizes applied when `smoke` is set."""
         if not self.smoke:
             return self
-        return replace(self, models=self.models[:1], n_prompts=min(self.n_prompts, 3),
+        # every model stays: notebook 06 plays each role's GGUF, even in SMOKE mode
+        return replace(self, quant_types=self.quant_types[:1], n_prompts=min(self.n_prompts, 3),
                        max_tokens=min(self.max_tokens, 16))
 
     def to_dict(self) -> dict:
