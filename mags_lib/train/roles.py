@@ -71,7 +71,7 @@ ROLE_SIZES: dict[str, dict[str, Any]] = {
     "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
             "grpo_prompts": 4, "grpo_lr": 1e-4, "grpo_temperature": 0.7,
             "grpo_scale_rewards": "batch", "grpo_mine": 400, "grpo_mine_lowest_first": True},
-    "write": {"sft_steps": 40, "grpo_steps": 10, "completion_tokens": 48, "eval_tokens": 48},
+    "write": {"sft_steps": 120, "grpo_steps": 10, "completion_tokens": 48, "eval_tokens": 48},
     "answer": {"sft_steps": 30, "grpo_steps": 10, "completion_tokens": 12, "eval_tokens": 16},
     "mixed": {"sft_steps": 60, "grpo_steps": 30, "completion_tokens": 64, "eval_tokens": 64},
 }

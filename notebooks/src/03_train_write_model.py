@@ -18,7 +18,7 @@
 # %%
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
-WRITE_SFT_STEPS = 40  # ~18 s a step at batch 8 on an idle 2-core CPU
+WRITE_SFT_STEPS = 120  # ~18 s a step at batch 8 on an idle 2-core CPU; 40 (320 rows) left the op unread
 WRITE_GRPO_STEPS = 10  # ~15 s a step (4 completions of up to 48 tokens)
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for SFT and SFT+GRPO)
 BASE_EVAL_ROWS = 20  # the base model: the first 20 of them (it writes 48 tokens on each)
