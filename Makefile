@@ -57,8 +57,8 @@ summary: setup ## Tables of the last run (results/SUMMARY.md) and the README's r
 lab: setup ## Open JupyterLab on notebooks/
 	$(VENV)/bin/jupyter lab notebooks/
 
-lint: setup ## ruff
-	$(VENV)/bin/ruff check mags_lib tests
+lint: setup ## ruff over every Python file and notebook
+	$(VENV)/bin/ruff check .
 
 clean: ## Remove caches and results (keeps .venv and models/)
 	rm -rf .pytest_cache .ruff_cache .hypothesis results/*/ 

@@ -245,6 +245,87 @@ def test_load_falls_back_to_the_backup_after_a_crash(tmp_path):
         state_of(mem)
 
 
+_KILL_BETWEEN_RENAMES = """
+import os, sys
+sys.path.insert(0, {root!r})
+from tests.test_memory_persistence import busy_memory
+mem = busy_memory()
+mem.save({path!r})
+mem.observe("a fact only the second save has", block="semantic")
+real_replace, calls = os.replace, []
+def replace(src, dst):
+    calls.append(dst)
+    real_replace(src, dst)
+    if len(calls) == {after}:
+        os.kill(os.getpid(), 9)  # the process dies here, as under kill -9 or a power cut
+os.replace = replace
+mem.save({path!r})
+"""
+
+
+@pytest.mark.parametrize("after", [1, 2])
+def test_a_save_killed_between_or_after_its_renames_loads(tmp_path, after):
+    # killed after the first rename: only `.mem.bak` (the first save) is there, and load reads
+    # it; after the second: the new save is in place and its backup left behind
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[1])
+    script = _KILL_BETWEEN_RENAMES.format(root=root, path=str(tmp_path / "mem"), after=after)
+    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True)
+    assert proc.returncode == -9, proc.stderr.decode()[-2000:]
+    assert (tmp_path / ".mem.bak").is_dir()
+    loaded = LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
+    texts = {loaded.graph.nodes[n]["text"] for n in loaded.graph.nodes}
+    assert ("a fact only the second save has" in texts) == (after == 2)
+    assert len(loaded) == len(busy_memory()) + (after == 2)
+
+
+def test_a_flipped_byte_in_the_embeddings_is_refused(tmp_path):
+    mem = busy_memory()
+    mem.save(tmp_path / "mem")
+    emb = tmp_path / "mem" / "embeddings.npy"
+    data = bytearray(emb.read_bytes())
+    data[-5] ^= 0x01  # inside the last vector: still a valid float, still a valid .npy
+    emb.write_bytes(bytes(data))
+    with pytest.raises(CorruptFileError, match="checksum"):
+        LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
+    assert emb.read_bytes() == bytes(data)  # the file is left as it was
+
+
+def test_a_save_without_a_checksum_still_loads(tmp_path):
+    mem = busy_memory()
+    mem.save(tmp_path / "mem")
+    graph = tmp_path / "mem" / "graph.json"
+    doc = json.loads(graph.read_text())
+    assert len(doc.pop("embeddings_sha256")) == 64
+    graph.write_text(json.dumps(doc))
+    assert state_of(LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())) == \
+        state_of(mem)
+    doc["embeddings_sha256"] = "not hex"
+    graph.write_text(json.dumps(doc))
+    with pytest.raises(CorruptFileError, match="embeddings_sha256"):
+        LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
+
+
+def test_recall_refuses_a_negative_k_and_texts_past_the_limit():
+    from mags_lib.memory.types import MAX_ITEM_CHARS
+
+    mem = busy_memory()
+    assert mem.recall("glarb", k=0) == []
+    for k in (-1, 2.5, True):
+        with pytest.raises(MagsError, match="k must be an integer"):
+            mem.recall("glarb", k=k)
+    with pytest.raises(MagsError, match="above the limit"):
+        mem.recall("x" * (MAX_ITEM_CHARS + 1), k=3)
+    before = len(mem)
+    with pytest.raises(MagsError, match="above the limit") as err:
+        mem.observe("word " * 200_000, block="semantic")
+    assert "split the text" in err.value.fix and len(mem) == before
+    mem.observe("w" * MAX_ITEM_CHARS, block="semantic")
+    assert len(mem) == before + 1
+
+
 def test_save_refuses_to_overwrite_a_foreign_directory(tmp_path):
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "thesis.tex").write_text("precious")

@@ -34,7 +34,7 @@ import numpy as np
 from mags_lib.actions.types import BLOCKS
 from mags_lib.errors import MagsError
 from mags_lib.memory.contradiction import normalise_text
-from mags_lib.memory.types import Source, WriteOutcome
+from mags_lib.memory.types import MAX_ITEM_CHARS, Source, WriteOutcome
 
 if TYPE_CHECKING:
     from mags_lib.memory.store import LiquidMemory
@@ -73,6 +73,10 @@ def as_write_item(item: str | dict[str, Any] | WriteItem) -> WriteItem:
     text = data.get("text")
     if not isinstance(text, str) or not text.strip():
         raise MagsError(f"item text must be a non-empty string, got {text!r}", "give it text")
+    if len(text) > MAX_ITEM_CHARS:
+        raise MagsError(f"item text is {len(text):,} characters, above the limit of "
+                        f"{MAX_ITEM_CHARS:,} (memory.types.MAX_ITEM_CHARS)",
+                        "store facts, not documents: split the text or summarise it first")
     block = data.get("block", "episodic")
     if block not in BLOCKS:
         raise MagsError(f"unknown block {block!r}", f"use one of {list(BLOCKS)}")

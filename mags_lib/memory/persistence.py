@@ -7,7 +7,10 @@ Format "mags-liquid-memory", version 1, a directory holding:
   "counters" {"next_id", "step", "last_episode"}, "keys" {key: node id}, "nodes" [{"id", the
   node attributes of `store.NODE_FIELDS`}], "edges" [{"source", "target", the edge attributes
   of `store.EDGE_FIELDS`}] (node-link style), "working" {"capacity", "items"}, "last_paths",
-  "tally", "history"}. No NaN or Infinity literals.
+  "tally", "history", "embeddings_sha256"}. No NaN or Infinity literals.
+  `embeddings_sha256` is the SHA-256 of the embedding array's bytes; a mismatch on load (a
+  flipped byte, files from two different saves) is refused. Saves written before it was added
+  have no checksum and still load.
 * `embeddings.npy`: a structured array with fields `id` (<i8) and `vector` (<f4, (dim,)), one
   row per node, written by `np.save(..., allow_pickle=False)`.
 
@@ -26,6 +29,7 @@ it; nothing is mutated.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -38,7 +42,12 @@ import numpy as np
 
 from mags_lib.errors import CorruptFileError, MagsError
 from mags_lib.memory.state import MemoryState, capture, restore
-from mags_lib.memory.validate import FIX, validate_document, validate_embeddings
+from mags_lib.memory.validate import (
+    CHECKSUM_KEY,
+    FIX,
+    validate_document,
+    validate_embeddings,
+)
 
 if TYPE_CHECKING:
     from mags_lib.memory.store import LiquidMemory
@@ -67,6 +76,11 @@ def embeddings_array(ids: np.ndarray, vectors: np.ndarray, dim: int | None) -> n
     return out
 
 
+def embeddings_digest(arr: np.ndarray) -> str:
+    """SHA-256 (hex) of the embedding array's bytes, as stored in `graph.json`."""
+    return hashlib.sha256(np.ascontiguousarray(arr).tobytes()).hexdigest()
+
+
 def save(mem: LiquidMemory, path: Path) -> Path:
     """Write `mem` to directory `path` atomically (see the module docstring)."""
     path = Path(path)
@@ -75,7 +89,9 @@ def save(mem: LiquidMemory, path: Path) -> Path:
         raise MagsError(f"{path} exists and is not a saved memory",
                         "save to a new directory or to one written by LiquidMemory.save")
     state = capture(mem)
-    text = json.dumps(to_document(state), allow_nan=False, separators=(",", ":"))
+    arr = embeddings_array(state.ids, state.vectors, state.dim)
+    doc = {**to_document(state), CHECKSUM_KEY: embeddings_digest(arr)}
+    text = json.dumps(doc, allow_nan=False, separators=(",", ":"))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     tmp.mkdir()
@@ -85,8 +101,7 @@ def save(mem: LiquidMemory, path: Path) -> Path:
             f.flush()
             os.fsync(f.fileno())
         with open(tmp / EMBEDDINGS_FILE, "wb") as f:
-            np.save(f, embeddings_array(state.ids, state.vectors, state.dim),
-                    allow_pickle=False)
+            np.save(f, arr, allow_pickle=False)
             f.flush()
             os.fsync(f.fileno())
         _swap_into_place(tmp, path)
@@ -144,6 +159,10 @@ def read_state(path: Path, embedder_dim: int | None = None) -> MemoryState:
     except (ValueError, OSError, EOFError, MemoryError) as exc:
         raise CorruptFileError(f"{emb_file} is not a readable .npy file: {str(exc)[:200]}",
                                FIX) from None
+    expected = doc.get(CHECKSUM_KEY)
+    if expected is not None and embeddings_digest(arr) != expected:
+        raise CorruptFileError(f"{emb_file} does not match the checksum in {graph_file} (a "
+                               "changed byte, or files from two different saves)", FIX)
     ids, vectors = validate_embeddings(arr, emb_file, state_doc, embedder_dim)
     return MemoryState(ids=ids, vectors=vectors, **state_doc)
 

@@ -24,22 +24,39 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mags_lib.errors import MagsError
 from mags_lib.memory.anchors import hybrid_candidates, select_anchors
 from mags_lib.memory.dynamics import hebbian_update
 from mags_lib.memory.traversal import components, spread, strongest_path
-from mags_lib.memory.types import ContextItem, Hit
+from mags_lib.memory.types import MAX_ITEM_CHARS, ContextItem, Hit
 
 if TYPE_CHECKING:
     from mags_lib.memory.store import LiquidMemory
+
+
+def check_query(query: Any, k: Any) -> None:
+    """Refuse a recall that cannot mean anything: negative or non-integer `k`, a query that is
+    not a string or is longer than MAX_ITEM_CHARS (k = 0 is allowed and returns nothing)."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
+        raise MagsError(f"recall k must be an integer >= 0, got {k!r}",
+                        "ask for the number of hits you want (k=0 returns none)")
+    if not isinstance(query, str):
+        raise MagsError(f"a recall query must be a string, got {type(query).__name__}",
+                        "pass the query text")
+    if len(query) > MAX_ITEM_CHARS:
+        raise MagsError(f"recall query is {len(query):,} characters, above the limit of "
+                        f"{MAX_ITEM_CHARS:,} (memory.types.MAX_ITEM_CHARS)",
+                        "query with a sentence or a few keywords, not a document")
 
 
 def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any = None,
            block: str | None = None, include_invalid: bool = False,
            learn: bool = True) -> list[Hit]:
     """See the module docstring."""
+    check_query(query, k)
     if learn:
         mem._tally.recalls += 1
-    if k <= 0 or (len(mem) == 0 and len(mem.working) == 0):
+    if k == 0 or (len(mem) == 0 and len(mem.working) == 0):
         return []
     cfg = mem.config
     q = mem._query_vector(query, query_embedding)

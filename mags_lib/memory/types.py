@@ -9,6 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+MAX_ITEM_CHARS = 8_192
+"""Longest text one memory item (or recall query) may have: a fact, not a document. Longer
+input is refused with an error (split it into facts, or summarise it first)."""
+
 Source = str | int
 """Provenance entry: an input id such as "game3/turn12", or the id of an episode node."""
 

@@ -28,6 +28,7 @@ MAX_SOURCES = 10_000
 MAX_DIM = 65_536
 TOP_KEYS = {"format", "version", "config", "embedding_dim", "counters", "keys", "nodes", "edges",
             "working", "last_paths", "tally", "history"}
+CHECKSUM_KEY = "embeddings_sha256"  # optional: saves older than the checksum lack it
 WORKING_KEYS = {"text", "embedding", "step", "block", "source", "time", "importance",
                 "confidence", "key", "uses"}
 
@@ -110,7 +111,11 @@ def validate_document(doc: Any, file: Path, fmt: str, version: int) -> dict[str,
             f"{file}: version {doc.get('version')!r:.60} is not supported (this code reads "
             f"version {version})", "load it with the mags_lib version that wrote it, or "
             "re-create the memory with this version")
-    c.obj(doc, "top level", TOP_KEYS)
+    c.obj(doc, "top level", TOP_KEYS | ({CHECKSUM_KEY} & set(doc)))
+    digest = doc.get(CHECKSUM_KEY)
+    if digest is not None and not (isinstance(digest, str) and len(digest) == 64
+                                   and all(ch in "0123456789abcdef" for ch in digest)):
+        c.fail(CHECKSUM_KEY, "expected 64 lowercase hex digits")
     try:
         config = MemoryConfig.from_dict(doc["config"])
     except (ValueError, TypeError) as exc:

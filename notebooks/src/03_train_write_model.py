@@ -33,14 +33,14 @@ import json
 import pandas as pd
 from IPython.display import display
 
+from mags_lib.agents.router import router_accuracy
+from mags_lib.game.senseless import game_observations
 from mags_lib.manifest import write_run
 from mags_lib.paths import RESULTS_DIR, results_dir
 from mags_lib.plots import save_figure
 from mags_lib.train.figures import plot_role_training
 from mags_lib.train.report import compare_single_model
 from mags_lib.train.roles import RoleTrainConfig
-from mags_lib.agents.router import router_accuracy
-from mags_lib.game.senseless import game_observations
 from mags_lib.train.stages import load_role_data, train_role
 
 NAME = "03_train_write_model"

@@ -25,8 +25,8 @@ SNAPSHOT_EVERY = 100
 # %%
 import json
 
-from mags_lib.evaluation.dynamics import DynamicsConfig, run_dynamics
 from mags_lib.evaluation import dynamics_figures as figs
+from mags_lib.evaluation.dynamics import DynamicsConfig, run_dynamics
 from mags_lib.game import GameConfig
 from mags_lib.manifest import write_run
 from mags_lib.memory import LiquidMemory
