@@ -69,7 +69,7 @@ def graph_stats(memory: Any) -> dict[str, Any]:
     valid = [n for n in nodes if nodes[n]["valid_to"] is None]
     blocks = Counter(nodes[n]["block"] for n in valid)
     kinds = Counter(d.get("kind", "?") for _, _, d in g.edges(data=True))
-    weights = [memory._weight(d) for _, _, d in g.edges(data=True)]
+    weights = [memory.edge_weight(u, v) for u, v in g.edges()]
     m = memory.metrics()
     return {"nodes": g.number_of_nodes(), "valid_nodes": len(valid),
             "superseded_nodes": g.number_of_nodes() - len(valid),

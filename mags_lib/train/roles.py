@@ -48,25 +48,12 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 """GRPO reward functions (by name in `rewards.REWARDS`) and their weights, per role."""
 
 # Full-run sizes per role. Token budgets follow the outputs (SmolLM2 tokens in the synth data):
-# a recall block of one or two queries 20-57, an engram block 10-37, an answer tag ~8.
-# GRPO steps are few: after the SFT cold start most groups of the answer task have no reward
-# spread (every completion right), and more GRPO steps lowered the write model's F1 (0.46 ->
-# 0.21 after 20 steps); the run keeps the better stage anyway (`selection.py`). The ask model's
-# GRPO sees 4 prompts a step at lr 1e-4, sampling at temperature 0.7, with the per-query
-# precision reward at half weight and advantages scaled by the batch's reward std, not each
-# group's, on prompts mined from 400 training rows (`mining.py`), lowest score first: the 14-23
-# rows where the SFT model's greedy block finds nothing, then blocks with a query that misses
-# or repeats, fill the 40 prompts. Judged on 300 val rows from seeds 0-2, this lifts the block
-# hit rate from 0.963 to 0.980-0.990 (20 rows fixed, 1 lost over the three seeds) and the
-# per-query rate from 0.749 to 0.759-0.817. Mined in the rows' order instead (few all-miss
-# rows), GRPO lifted the per-query rate more on two seeds (0.812 / 0.830) but left the block
-# rate at SFT's (tools/ask_grpo_seeds.py; README). Precision at weight 1.0 with lowest-first
-# mining: seed 0 per query +0.001, adherence 0.960 (scratch, one seed). From seed 2, lr 2e-4
-# gave per query 0.880 but 1.17 queries a block, and 20 steps 0.839 at 15 min of GRPO.
-# Without mining most groups of random prompts scored alike and GRPO mostly learnt to drop
-# backup queries (blocks 0.931-0.944); mined from 200 rows, one seed got 15 solved prompts and
-# fell to 1.5 queries a block; scaled per group, one seed of three collapsed; at temperature
-# 1.0 the block hit rate fell by 3 rows.
+# a recall block of one or two queries 20-57, an engram block 10-37, an answer tag ~8. GRPO
+# steps are few (after SFT most answer groups have no reward spread; more steps lowered the
+# write model's F1); the ask model's GRPO runs on mined prompts, lowest SFT score first
+# (`mining.py`), 4 a step at lr 1e-4 and temperature 0.7, advantages scaled by the batch. The
+# write model's SFT needs 120 steps: at 40 its op followed the system prompt, not the text.
+# The runs behind each choice are in docs/journal.md ("Choosing the role recipes").
 ROLE_SIZES: dict[str, dict[str, Any]] = {
     "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
             "grpo_prompts": 4, "grpo_lr": 1e-4, "grpo_temperature": 0.7,

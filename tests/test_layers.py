@@ -1,0 +1,36 @@
+"""The library's seams: no module outside `mags_lib/memory/` reaches into the memory's private
+members (it uses `LiquidMemory`'s public methods, such as `edge_weight`)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1] / "mags_lib"
+MEMORY_NAMES = {"mem", "memory", "liquid", "lkg"}
+
+
+def _private_memory_uses(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            continue
+        owner = node.value
+        name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)
+        if name in MEMORY_NAMES:
+            found.append(f"{path.name}:{node.lineno}: {name}.{node.attr}")
+    return found
+
+
+def test_no_module_outside_memory_touches_its_private_members():
+    outside = [p for p in ROOT.rglob("*.py") if "memory" not in p.relative_to(ROOT).parts[:1]]
+    assert outside, "found no modules to check"
+    uses = [u for p in outside for u in _private_memory_uses(p)]
+    assert not uses, "use LiquidMemory's public methods instead:\n" + "\n".join(uses)
+
+
+def test_the_check_sees_a_private_use(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(agent, mem):\n    mem.__len__()\n    return agent.memory._weight({})\n")
+    assert _private_memory_uses(bad) == ["bad.py:3: memory._weight"]
