@@ -16,6 +16,7 @@ from dataclasses import asdict, is_dataclass
 from importlib import metadata
 from pathlib import Path
 
+from mags_lib.atomic import write_text
 from mags_lib.paths import PROJ_ROOT, results_dir
 
 _PACKAGES = ("numpy", "networkx", "torch", "transformers", "trl", "peft", "llama_cpp_python",
@@ -60,12 +61,7 @@ def manifest(config=None, **extra) -> dict:
 
 def write_json(path: Path, obj) -> Path:
     """Atomic JSON write (temp file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str))
-    os.replace(tmp, path)
-    return path
+    return write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str))
 
 
 def write_run(name: str, *, config=None, metrics: dict | None = None, **extra) -> Path:

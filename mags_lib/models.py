@@ -173,15 +173,12 @@ def torch_checkpoint(spec: str = EMBEDDED_LLM, out_dir: Path | None = None) -> P
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.is_quantized = False
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(tmp)
-    tok.save_pretrained(tmp)
-    if out.exists():
-        import shutil
+    from mags_lib.atomic import atomic_path
 
-        shutil.rmtree(out)
-    tmp.rename(out)
+    with atomic_path(out) as tmp:
+        tmp.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
     return out
 
 

@@ -106,7 +106,7 @@ def test_write_jsonl_round_trips_atomically_and_hash_is_content_based(tmp_path):
     rows = [row("ask"), row("write")]
     path = write_jsonl(tmp_path / "sub" / "rows.jsonl", rows)
     assert load_jsonl(path)[0] == rows
-    assert not list(path.parent.glob("*.tmp"))
+    assert [p.name for p in path.parent.iterdir()] == ["rows.jsonl"]  # no temporary left
     assert data_hash(rows) == data_hash(json.loads(json.dumps(rows)))
     assert data_hash(rows) != data_hash(rows[::-1])
 

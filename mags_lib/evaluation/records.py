@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mags_lib.atomic import write_text
+
 
 @dataclass
 class GameRecord:
@@ -148,12 +150,8 @@ def append_jsonl(path: Path, obj: dict[str, Any]) -> None:
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
     """Write all rows atomically (temp file, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
-    os.replace(tmp, path)
+    write_text(path, "".join(json.dumps(row, ensure_ascii=False, default=str) + "\n"
+                             for row in rows))
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -16,13 +16,13 @@ stay in the file.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
 from mags_lib.evaluation.config import EvalConfig
 from mags_lib.evaluation.records import (
@@ -259,9 +259,4 @@ def _embedder(kind: str) -> Any:
 
 def write_ordered_json(path: Path, obj: Any) -> Path:
     """Atomic JSON write that keeps the dict order (the summary puts its verdict first)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(obj, indent=2, default=str))
-    os.replace(tmp, path)
-    return path
+    return write_text(path, json.dumps(obj, indent=2, default=str))

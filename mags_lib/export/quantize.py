@@ -14,6 +14,7 @@ import ctypes
 import os
 from pathlib import Path
 
+from mags_lib.atomic import atomic_path
 from mags_lib.errors import BackendUnavailableError, CorruptFileError, MagsError
 from mags_lib.export.config import QUANT_TYPES
 
@@ -42,15 +43,13 @@ def quantize(src: str | Path, dst: str | Path, quant: str, n_threads: int | None
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = ftype(quant)
     params.nthread = n_threads or os.cpu_count() or 1
-    tmp = dst.with_name(dst.name + ".tmp")
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with _quiet_stderr() if quiet else contextlib.nullcontext():
-        status = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(),
-                                                ctypes.byref(params))
-    if status != 0 or not tmp.is_file():
-        tmp.unlink(missing_ok=True)
-        raise CorruptFileError(f"llama.cpp could not quantise {src} to {quant} (status {status})",
-                               "check that the source is a complete F16/F32 GGUF (re-export "
-                               "it); run with quiet=False to see llama.cpp's log")
-    os.replace(tmp, dst)
+    with atomic_path(dst) as tmp:
+        with _quiet_stderr() if quiet else contextlib.nullcontext():
+            status = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(),
+                                                    ctypes.byref(params))
+        if status != 0 or not tmp.is_file():
+            raise CorruptFileError(f"llama.cpp could not quantise {src} to {quant} (status "
+                                   f"{status})", "check that the source is a complete F16/F32 "
+                                   "GGUF (re-export it); run with quiet=False to see llama.cpp's "
+                                   "log")
     return dst

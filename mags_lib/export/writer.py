@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from pathlib import Path
 
+from mags_lib.atomic import atomic_path
 from mags_lib.errors import CorruptFileError, MagsError, ModelNotFoundError
 from mags_lib.export.tensors import SKIPPED, gguf_name, to_gguf_tensor
 
@@ -170,8 +170,6 @@ def iter_tensors(model_dir: Path, config: dict, float_type: str):
 def write_gguf(model_dir: str | Path, out_path: str | Path, *, reference: str = "embedded",
                float_type: str = "f16", name: str | None = None) -> dict:
     """Write `model_dir` as a `float_type` GGUF at `out_path` (atomically); returns a summary."""
-    import gguf
-
     model_dir, out_path = Path(model_dir), Path(out_path)
     config = load_hf_config(model_dir)
     ref = reference_path(reference)
@@ -181,8 +179,19 @@ def write_gguf(model_dir: str | Path, out_path: str | Path, *, reference: str = 
     template = checkpoint_chat_template(model_dir)
     ref_template = fields.get("tokenizer.chat_template", (None,))[0]
 
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out_path.with_name(out_path.name + ".tmp")
+    with atomic_path(out_path) as tmp:
+        n_tensors = _write_gguf(tmp, model_dir, config, fields, template, float_type, name)
+    return {"path": str(out_path), "type": float_type, "n_tensors": n_tensors,
+            "reference": str(ref), "chat_template_from":
+                "checkpoint" if template and template != ref_template else "reference"}
+
+
+def _write_gguf(tmp: Path, model_dir: Path, config: dict, fields: dict, template: str | None,
+                float_type: str, name: str | None) -> int:
+    """Write the GGUF to `tmp` (metadata from the reference, tensors from the checkpoint);
+    the number of tensors written."""
+    import gguf
+
     writer = gguf.GGUFWriter(tmp, arch="llama")
     writer.add_name(name or model_dir.name)
     writer.add_file_type(_FILE_TYPE[float_type])
@@ -200,12 +209,6 @@ def write_gguf(model_dir: str | Path, out_path: str | Path, *, reference: str = 
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
         writer.write_tensors_to_file()
+    finally:
         writer.close()
-    except BaseException:
-        writer.close()
-        tmp.unlink(missing_ok=True)
-        raise
-    os.replace(tmp, out_path)
-    return {"path": str(out_path), "type": float_type, "n_tensors": n_tensors,
-            "reference": str(ref), "chat_template_from":
-                "checkpoint" if template and template != ref_template else "reference"}
+    return n_tensors

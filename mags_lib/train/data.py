@@ -35,12 +35,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
 
 log = logging.getLogger(__name__)
@@ -165,14 +165,8 @@ def load_jsonl(path: str | Path, task: str | None = None) -> tuple[list[dict], S
 
 def write_jsonl(path: str | Path, rows: list[dict]) -> Path:
     """Write rows as JSONL atomically (temp file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-    os.replace(tmp, path)
-    return path
+    return write_text(path, "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
+                                    for row in rows))
 
 
 def data_hash(rows: list[dict]) -> str:
