@@ -204,9 +204,16 @@ def agent_bench_section(root: Path) -> str:
     if "mags_p50_at_most_1s" in targets:
         text += (f"\n\nmags p50 <= 1.0 s per turn at every mark: "
                  f"{_f(targets['mags_p50_at_most_1s'])}; flat (last mark within 1.5x the first): "
-                 f"{_f(targets.get('mags_flat'))}. Role models: {m.get('role_models')}; "
-                 f"decision LLM: {m.get('decision_llm')}.")
+                 f"{_f(targets.get('mags_flat'))}. Role models: "
+                 + ", ".join(f"{role} `{_name(p)}`" for role, p in
+                             (m.get("role_models") or {}).items())
+                 + f"; decision LLM `{_name(m.get('decision_llm'))}`.")
     return text
+
+
+def _name(path: Any) -> str:
+    """A model file by its name (results hold absolute paths of the machine that ran them)."""
+    return Path(str(path)).name if path else "?"
 
 
 README_START, README_END = "<!-- summary:start -->", "<!-- summary:end -->"
