@@ -26,7 +26,7 @@ DRIFTY = GameConfig(episode_length=160, drift_every=15, change_fraction=1.0, rec
 def play(name: str, game: GameConfig = DRIFTY, seed: int = 0, **cfg):
     """One game of `name`; the closed loop's roles are perfect stand-ins unless given."""
     env = SenselessGame(game)
-    if name == "mags":
+    if name in ("mags", "mags_consolidated"):
         cfg.setdefault("roles", {"ask": RuleReaderRoleLLM(), "write": RuleReaderRoleLLM()})
     agent = make_agent(name, RuleReaderRoleLLM(), embedder=HashingEmbedder(), **cfg)
     return agent, run_game(agent, env, seed, name=name)
@@ -224,6 +224,25 @@ def test_the_closed_loop_with_perfect_role_models_writes_and_finds_the_rules():
     assert loop["routes"]["decide"] == {"ask+answer": len(game.decisions)}
     assert set(loop["routes"]["announce"]) == {"write"}
     assert game.update_fidelity >= 0.8
+
+
+def test_the_consolidated_variant_answers_from_merged_contexts():
+    """`mags_consolidated`: each query's recall_context items (connected hits merged into one
+    line) instead of single hits; the same writes, so the same memory."""
+    agent, game = play("mags_consolidated")
+    hits_agent, hits_game = play("mags")
+    assert agent.loop.context == "consolidated" and hits_agent.loop.context == "hits"
+    assert game.loop["op_add"] == hits_game.loop["op_add"]
+    # accuracy is not compared: the stand-in answer model reads one rule sentence per line
+    assert all(d["recalled"] for d in game.decisions)
+    merged = [r for d in game.decisions for r in d["recalled"] if len(r["path"]) > 1]
+    assert merged, "no context merged two or more connected hits"
+    for r in merged:
+        assert r["sources"] == [f"node:{n}" for n in r["path"]]
+    with pytest.raises(MagsError, match="unknown loop context"):
+        make_agent("mags", RuleReaderLLM(), roles={"ask": RuleReaderRoleLLM(),
+                                                   "write": RuleReaderRoleLLM()},
+                   loop={"context": "everything"})
 
 
 def test_malformed_role_outputs_change_nothing_and_the_agent_still_answers():

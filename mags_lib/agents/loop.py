@@ -38,6 +38,7 @@ from mags_lib.agents.base import AgentConfig, recalled
 from mags_lib.agents.mags import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
+from mags_lib.errors import MagsError
 from mags_lib.game.base import Observation
 
 
@@ -56,8 +57,20 @@ class LoopConfig:
     write_grammar: bool = field(default=False, metadata={
         "help": "constrain the write model with the engram grammar (it cannot express 'store "
                 "nothing', so the default leaves the write free and counts malformed blocks)"})
+    context: str = field(default="hits", metadata={
+        "help": "what the answer prompt gets: 'hits' (each query's recall hits, merged by node) "
+                "or 'consolidated' (each query's recall_context items: hits connected in the "
+                "recalled subgraph merged into one line, oldest first)"})
     few_shot: bool = field(default=False, metadata={
         "help": "worked examples in the ask / write prompts (mags_prompted, the base model)"})
+
+    def __post_init__(self) -> None:
+        if self.context not in CONTEXTS:
+            raise MagsError(f"unknown loop context {self.context!r}",
+                            f"use one of {', '.join(CONTEXTS)}")
+
+
+CONTEXTS = ("hits", "consolidated")
 
 
 ENGRAM_CLOSE = "</engram>"
@@ -186,16 +199,36 @@ class MagsLoopAgent(MemoryAgent):
         t0 = time.perf_counter()
         texts = self.queries(obs)
         t1 = time.perf_counter()
+        lines = (self._consolidated(texts) if self.loop.context == "consolidated"
+                 else self._hits(texts))
+        self.last_timing["ask"] = t1 - t0
+        self.last_timing["recall"] = time.perf_counter() - t1
+        return lines
+
+    def _hits(self, queries: list[str]) -> list[dict[str, Any]]:
+        """Each query's recall hits, merged by node (best score), the best k, best last."""
         best: dict[int, Any] = {}
-        for q in texts:
+        for q in queries:
             for h in self.memory.recall(q, self.loop.query_k):
                 if h.valid and (h.node_id not in best or h.score > best[h.node_id].score):
                     best[h.node_id] = h
         hits = sorted(best.values(), key=lambda h: -h.score)[: self.config.k]
-        self.last_timing["ask"] = t1 - t0
-        self.last_timing["recall"] = time.perf_counter() - t1
         return [recalled(h.node_id, h.text, score=round(float(h.score), 4), sources=h.sources,
                          path=h.path, valid=h.valid) for h in reversed(hits)]
+
+    def _consolidated(self, queries: list[str]) -> list[dict[str, Any]]:
+        """Each query's `recall_context` items (connected hits merged into one line), merged
+        across queries by their nodes (best score), the best k, best last."""
+        best: dict[tuple[int, ...], Any] = {}
+        for q in queries:
+            for item in self.memory.recall_context(q, self.loop.query_k):
+                key = tuple(item.node_ids)
+                if key not in best or item.score > best[key].score:
+                    best[key] = item
+        items = sorted(best.values(), key=lambda it: -it.score)[: self.config.k]
+        return [recalled(it.node_ids[0], it.text, score=round(float(it.score), 4),
+                         sources=[f"node:{n}" for n in it.node_ids], path=list(it.node_ids))
+                for it in reversed(items)]
 
     def loop_stats(self) -> dict[str, Any]:
         """Counts of the loop (write / ask validity, ops) and the routes taken, per kind."""

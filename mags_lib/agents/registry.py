@@ -41,7 +41,9 @@ BASELINES: dict[str, type[Agent]] = {"bare": BareAgent, "full_context": FullCont
                                      "static_rag": StaticRagAgent,
                                      "static_rag_bm25": StaticRagBM25Agent,
                                      "oracle": OracleAgent}
-LOOP_AGENTS: tuple[str, ...] = ("mags", "mags_prompted")
+TRAINED_LOOP_AGENTS: tuple[str, ...] = ("mags", "mags_consolidated")
+"""The closed loop on MAGS's trained ask and write models (`roles["ask"]`, `roles["write"]`)."""
+LOOP_AGENTS: tuple[str, ...] = (*TRAINED_LOOP_AGENTS, "mags_prompted")
 AGENT_NAMES: tuple[str, ...] = ("bare", "full_context", "static_rag", "static_rag_bm25",
                                 *LOOP_AGENTS, *ABLATIONS, "oracle")
 UPPER_BOUNDS: tuple[str, ...] = (*ABLATIONS, "oracle")
@@ -113,16 +115,18 @@ def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) ->
         ask_llm = write_llm = roles.get("prompted") or llm
         loop_overrides.setdefault("few_shot", True)
     else:
+        if name == "mags_consolidated":
+            loop_overrides.setdefault("context", "consolidated")
         missing = [r for r in ("ask", "write") if roles.get(r) is None]
         if missing:
-            raise MagsError(f"agent 'mags' needs its trained {' and '.join(missing)} model(s)",
+            raise MagsError(f"agent {name!r} needs its trained {' and '.join(missing)} model(s)",
                             "pass roles={'ask': llm, 'write': llm} (EvalConfig.models loads "
                             "models/gguf/<role>-*.gguf from notebook 04; run notebooks 02-04), "
                             "or play 'mags_prompted' with the base model")
         ask_llm, write_llm = roles["ask"], roles["write"]
     try:
         loop = LoopConfig(**loop_overrides)
-    except TypeError as exc:
+    except (TypeError, MagsError) as exc:
         raise MagsError(f"bad loop config for agent {name!r}: {exc}",
                         "use LoopConfig field names") from exc
     return MagsLoopAgent(llm, config, ask_llm=ask_llm, write_llm=write_llm, loop=loop,

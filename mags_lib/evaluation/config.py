@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from mags_lib.agents.registry import TRAINED_LOOP_AGENTS
 from mags_lib.errors import MagsError
 from mags_lib.game import GameConfig
 from mags_lib.llm import LLMConfig
@@ -171,7 +172,7 @@ class EvalConfig:
         if digest is not None:  # a model file's content, not only its path: retrained models
             llm["digest"] = digest  # are exported under the same name (notebook 04)
         roles = dict(role_names or {})
-        if "mags" in self.agents and not roles:
+        if any(a in TRAINED_LOOP_AGENTS for a in self.agents) and not roles:
             for role, path in self.role_model_paths().items():
                 roles[role] = _model_file_digest(path) or path
         blob = json.dumps({"game": game, "k": self.k, "prompt_format": self.prompt_format,

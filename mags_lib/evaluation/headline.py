@@ -14,6 +14,7 @@ from typing import Any
 LABELS = {
     "mags": "MAGS (closed loop: trained ask + write models)",
     "mags_prompted": "MAGS, base model prompted (no training)",
+    "mags_consolidated": "MAGS, recalled hits consolidated into contexts",
     "mags_scripted": "upper bound: perfect writer, game structure given",
     "oracle": "upper bound: the rules in force",
     "static_rag": "static RAG (same embedder and hybrid retriever, raw text)",

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from mags_lib.agents.registry import TRAINED_LOOP_AGENTS
 from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
 from mags_lib.evaluation.config import EvalConfig
@@ -236,7 +237,8 @@ def load_role_llms(cfg: EvalConfig) -> dict[str, Any]:
     from mags_lib.llm import load_llm
 
     loaded: dict[str, Any] = {}
-    wanted = cfg.role_model_paths() if "mags" in cfg.agents else {}
+    wanted = (cfg.role_model_paths() if any(a in TRAINED_LOOP_AGENTS for a in cfg.agents)
+              else {})
     if "mags_prompted" in cfg.agents:
         wanted["prompted"] = cfg.prompted_model
     roles = {}

@@ -10,6 +10,8 @@
 #   actions; the ask model (notebook 02) emits `<recall>` queries at each decision; the memory's
 #   own detectors decide what supersedes what. No game structure is given to it.
 # * `mags_prompted`: the same loop with the untrained base model and few-shot prompts.
+# * `mags_consolidated`: `mags` whose answer prompt gets each query's `recall_context` items
+#   (hits connected in the recalled subgraph merged into one line) instead of single hits.
 # * baselines: `bare` (no memory), `full_context` (recent turns in a 512-token window),
 #   `static_rag` (raw observations, the same embedder and hybrid retriever as MAGS, never updated).
 # * **upper bounds, not MAGS**: `mags_scripted` (perfect writer, game structure given: the game's
@@ -32,7 +34,8 @@ SEEDS = [0, 1, 2]
 EPISODE_LENGTH = 200
 AGENTS = ["bare", "oracle", "mags", "mags_scripted", "static_rag", "full_context"]
 SURFACES = ["varied", "fixed"]  # varied: held-out phrasings only
-VARIED_ONLY = ["mags_prompted"]  # the base model writes ~1-2 s a turn: played where it counts
+VARIED_ONLY = ["mags_prompted",  # the base model writes ~1-2 s a turn: played where it counts
+               "mags_consolidated"]  # MAGS reading consolidated recall contexts, not hits
 ABLATIONS = ["mags_scripted_no_hebbian", "mags_scripted_no_decay", "mags_scripted_flat",
              "mags_scripted_no_contradiction"]  # played on the fixed surface
 DECISION_LLM = "auto"  # the trained answer model (notebook 04's GGUF); "embedded": the base model
@@ -117,7 +120,7 @@ targets.get("varied", targets)
 
 # %%
 for surface, s in summaries.items():
-    for name in ("mags", "mags_prompted"):
+    for name in ("mags", "mags_consolidated", "mags_prompted"):
         loop = (s["agents"].get(name) or {}).get("loop")
         if loop:
             print(f"{surface} / {name}: write validity {loop['write_validity']}, ask validity "
