@@ -61,7 +61,10 @@ class SentenceTransformerEmbedder:
         from mags_lib.models import load_sentence_transformer
 
         self.model = load_sentence_transformer(model_name_or_path, device=device)
-        self.dim = int(self.model.get_sentence_embedding_dimension())
+        # sentence-transformers 5 renamed the method; older releases have only the old name
+        dim = getattr(self.model, "get_embedding_dimension", None) or \
+            self.model.get_sentence_embedding_dimension
+        self.dim = int(dim())
         self.batch_size = batch_size
 
     def encode(self, texts: list[str]) -> np.ndarray:
