@@ -183,7 +183,7 @@ def test_trained_models_prefers_last_stage(tmp_path):
 
 
 def test_trained_models_follow_the_recorded_selection(tmp_path):
-    from mags_lib.train.selection import final_model_name, selection_path, write_selection
+    from mags_lib.checkpoints import final_model_name, selection_path, write_selection
 
     for name in ("write-sft", "write-grpo", "ask-sft", "ask-grpo"):
         _checkpoint(tmp_path / name, LLAMA_CONFIG)

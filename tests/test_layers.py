@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1] / "mags_lib"
 MEMORY_NAMES = {"mem", "memory", "liquid", "lkg"}
 
@@ -34,3 +36,27 @@ def test_the_check_sees_a_private_use(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f(agent, mem):\n    mem.__len__()\n    return agent.memory._weight({})\n")
     assert _private_memory_uses(bad) == ["bad.py:3: memory._weight"]
+
+
+def _imports(package: str) -> set[str]:
+    """Every mags_lib module a package imports (at module level or inside functions)."""
+    found = set()
+    for path in (ROOT / package).rglob("*.py") if (ROOT / package).is_dir() else [
+            ROOT / f"{package}.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+            elif isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names)
+    return {m for m in found if m.startswith("mags_lib.")}
+
+
+@pytest.mark.parametrize("package,forbidden", [
+    ("synth", ("mags_lib.train",)),  # the dataset sits beside training, not above it
+    ("export", ("mags_lib.train",)),
+    ("tasks", ("mags_lib.train", "mags_lib.synth", "mags_lib.evaluation", "mags_lib.agents")),
+    ("checkpoints", ("mags_lib.train", "mags_lib.export", "mags_lib.evaluation")),
+])
+def test_packages_import_only_downwards(package, forbidden):
+    bad = sorted(m for m in _imports(package) if m.startswith(forbidden))
+    assert not bad, f"{package} imports {bad}: move the shared piece below both"

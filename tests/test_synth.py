@@ -16,8 +16,8 @@ from mags_lib.llm import Completion
 from mags_lib.synth import SPLITS, SynthConfig, chains, diversity, expand, surface, synthesize
 from mags_lib.synth.chains import NOTHING_TO_STORE, episode_rows, game_config
 from mags_lib.synth.expand import PARAPHRASE_SYSTEM, expand_task, load_seed_rows
-from mags_lib.train.data import TASKS, load_jsonl, row_problem
-from mags_lib.train.rewards import answer_reward, engram_reward, format_reward, recall_reward
+from mags_lib.tasks.data import TASKS, load_jsonl, row_problem
+from mags_lib.tasks.rewards import answer_reward, engram_reward, format_reward, recall_reward
 
 _QUESTION = re.compile(r"It is an? (?P<w>[a-z]+) turn\. The (?P<c>[a-z]+ [a-z]+) is offered")
 REWARD = {"ask": recall_reward, "write": engram_reward, "answer": answer_reward}

@@ -12,21 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mags_lib import checkpoints as selection
 from mags_lib.agents import router
 from mags_lib.errors import MagsError
-from mags_lib.train import (
-    backend,
-    compare,
-    data,
-    evaluate,
-    mining,
-    rewards,
-    roles,
-    selection,
-)
-from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, TrainConfig
-from mags_lib.train.data import data_hash, load_jsonl, to_dataset, write_jsonl
-from mags_lib.train.rewards import (
+from mags_lib.tasks import data, rewards
+from mags_lib.tasks.data import data_hash, load_jsonl, to_dataset, write_jsonl
+from mags_lib.tasks.rewards import (
     REWARDS,
     answer_reward,
     budget_penalty,
@@ -38,6 +29,14 @@ from mags_lib.train.rewards import (
     recall_precision_reward,
     recall_reward,
 )
+from mags_lib.train import (
+    backend,
+    compare,
+    evaluate,
+    mining,
+    roles,
+)
+from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, TrainConfig
 
 RECALL = "<recall>\nquery: what does the purple glarb eat on rainy turns\n</recall>"
 ENGRAM = "<engram>\nupdate semantic 0.90: On rainy turns, the purple glarb eats only the stone.\n</engram>"

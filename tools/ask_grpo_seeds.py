@@ -34,10 +34,10 @@ import time
 
 from mags_lib.errors import MagsError
 from mags_lib.paths import MODELS_DIR, results_dir
+from mags_lib.tasks.rewards import format_reward
 from mags_lib.train.compare import hits_to_pairs, paired_gain
 from mags_lib.train.evaluate import ask_hit_rates, ask_row_hits, generate
 from mags_lib.train.grpo import run_grpo
-from mags_lib.train.rewards import format_reward
 from mags_lib.train.roles import RoleTrainConfig
 from mags_lib.train.stages import first_per_task, load_role_data
 

@@ -118,8 +118,8 @@ def summarise_turns(turns: list[dict[str, Any]], marks: list[int],
 
 
 def _role_models(cfg: AgentBenchConfig) -> tuple[dict[str, str], str]:
+    from mags_lib.checkpoints import final_model_name
     from mags_lib.evaluation.answer_model import find_gguf
-    from mags_lib.train.selection import final_model_name
 
     paths, notes = {}, []
     for role in ("ask", "write"):

@@ -77,7 +77,7 @@ def decision_llm_settings(spec: str = "auto", prompt_format: str = "completion")
     model's GGUF from notebook 04, else the embedded base model, said so in `note`),
     "embedded" (the base model) or a .gguf path (taken for a trained answer model, which
     answers with tags). `label` names the matching answer-study setting (None for a path)."""
-    from mags_lib.train.selection import final_model_name
+    from mags_lib.checkpoints import final_model_name
 
     trained = find_gguf(final_model_name("answer"))
     if spec == "auto" and trained is not None:

@@ -125,8 +125,8 @@ class EvalConfig:
 
     def role_model_paths(self) -> dict[str, str]:
         """role -> the model file (or 'embedded') the closed loop loads for it."""
+        from mags_lib.checkpoints import final_model_name
         from mags_lib.evaluation.answer_model import find_gguf
-        from mags_lib.train.selection import final_model_name
 
         out = {}
         for role in ROLES:

@@ -25,10 +25,10 @@ def trained_models(models_dir: str | Path | None = None, final_only: bool = True
     """Merged checkpoints under models/ (notebooks 02/03: models/<role>-<stage>/).
 
     With `final_only`, one stage stands for each run: the one its training selected
-    (`models/<role>-selected.json`, see `mags_lib.train.selection`), else the last stage
+    (`models/<role>-selected.json`, see `mags_lib.checkpoints`), else the last stage
     (ask-grpo, not ask-sft, when both are there); other folder names are all kept.
     """
-    from mags_lib.train.selection import selected_stage
+    from mags_lib.checkpoints import selected_stage
 
     root = Path(models_dir) if models_dir else MODELS_DIR
     if not root.is_dir():

@@ -7,7 +7,7 @@
 Modules, one idea each: `config` (SynthConfig), `surface` (phrasings), `chains` (a game's
 ground truth -> rows), `expand` (few-shot LLM rewrites kept only when they agree with the
 truth), `diversity` (distinct-n, near-duplicates, dedupe), `build` (the whole run), `figures`.
-Rows are in the one training format of `mags_lib.train.data`. Nothing heavy is imported here:
+Rows are in the one training format of `mags_lib.tasks.data`. Nothing heavy is imported here:
 the LLM loads only when expansion runs.
 """
 

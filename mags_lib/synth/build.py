@@ -42,8 +42,8 @@ from mags_lib.synth.expand import (
     load_expander,
     load_seed_rows,
 )
-from mags_lib.train.data import TASKS, data_hash, row_problem, write_jsonl
-from mags_lib.train.rewards import answer_reward, engram_reward, recall_reward
+from mags_lib.tasks.data import TASKS, data_hash, row_problem, write_jsonl
+from mags_lib.tasks.rewards import answer_reward, engram_reward, recall_reward
 
 GROUPS = ("chain", "expanded", "seed")
 MIN_SAMPLE = 10  # diversity is compared at the smallest group's size, but never below this

@@ -41,8 +41,8 @@ from mags_lib.actions import format_actions, parse_actions
 from mags_lib.embed import tokenize
 from mags_lib.synth.chains import NOTHING_TO_STORE
 from mags_lib.synth.surface import ASK_SYSTEM, WRITE_SYSTEM, actions_fit_grammar
-from mags_lib.train.data import TASK_KIND, data_hash, load_jsonl
-from mags_lib.train.rewards import (
+from mags_lib.tasks.data import TASK_KIND, data_hash, load_jsonl
+from mags_lib.tasks.rewards import (
     answer_reward,
     engram_reward,
     parse_answer,

@@ -9,20 +9,21 @@ One role end to end (base -> SFT -> GRPO, judged at each stage; `python -m mags_
 
     report = train_role(RoleTrainConfig(role="ask", smoke=True))
 
-Modules: `data` (row format, JSONL), `rewards` (GRPO rewards by name), `config` (stage
-dataclasses), `backend` (Unsloth or PEFT), `sft`, `grpo`, `evaluate`, `router`, `common`,
+Rows and rewards live in `mags_lib.tasks` (shared with `synth`), checkpoint selection in
+`mags_lib.checkpoints` (shared with `export`). Modules: `config` (stage
+dataclasses), `backend` (Unsloth or PEFT), `sft`, `grpo`, `evaluate`, `common`,
 `roles` (per-role config and sizes), `stages` (`train_role`), `report` (the comparison table),
 `figures` (training curves).
 Importing this package is cheap: torch, transformers and TRL load inside the functions.
 """
 
 from mags_lib.agents.router import Router, route
+from mags_lib.tasks.data import SkipReport, data_hash, load_jsonl, to_dataset, write_jsonl
+from mags_lib.tasks.rewards import REWARDS, build_rewards
 from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, StageConfig, TrainConfig
-from mags_lib.train.data import SkipReport, data_hash, load_jsonl, to_dataset, write_jsonl
 from mags_lib.train.evaluate import generate_and_score
 from mags_lib.train.grpo import GRPOResult, run_grpo
 from mags_lib.train.report import RoleReport
-from mags_lib.train.rewards import REWARDS, build_rewards
 from mags_lib.train.roles import RoleTrainConfig
 from mags_lib.train.sft import SFTResult, run_sft
 from mags_lib.train.stages import train_role

@@ -20,8 +20,8 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from mags_lib.train.data import TASK_KIND, gold_of
-from mags_lib.train.rewards import (
+from mags_lib.tasks.data import TASK_KIND, gold_of
+from mags_lib.tasks.rewards import (
     answer_reward,
     completion_text,
     engram_reward,

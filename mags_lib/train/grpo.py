@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from mags_lib.manifest import write_json
+from mags_lib.tasks.data import data_hash, to_dataset
+from mags_lib.tasks.rewards import build_rewards
 from mags_lib.train.backend import load_trainable
 from mags_lib.train.common import (
     curve,
@@ -37,10 +39,8 @@ from mags_lib.train.common import (
     write_manifest,
 )
 from mags_lib.train.config import GRPOStageConfig
-from mags_lib.train.data import data_hash, to_dataset
 from mags_lib.train.evaluate import eval_by_task
 from mags_lib.train.mining import mine_prompts
-from mags_lib.train.rewards import build_rewards
 
 log = logging.getLogger(__name__)
 

@@ -61,8 +61,8 @@ def mine_prompts(model: Any, rows: list[dict], cfg: GRPOStageConfig
     `cfg.mine_candidates == 0` the rows come back unchanged."""
     if cfg.mine_candidates <= 0:
         return rows, {"candidates": 0}
+    from mags_lib.tasks.rewards import build_rewards
     from mags_lib.train.evaluate import generate
-    from mags_lib.train.rewards import build_rewards
 
     reward = build_rewards([cfg.mine_reward], cfg.reward_params)[0]
     candidates = rows[: cfg.mine_candidates]

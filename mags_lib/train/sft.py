@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mags_lib.tasks.data import data_hash, to_dataset
 from mags_lib.train.backend import load_trainable
 from mags_lib.train.common import (
     curve,
@@ -31,7 +32,6 @@ from mags_lib.train.common import (
     write_manifest,
 )
 from mags_lib.train.config import SFTStageConfig
-from mags_lib.train.data import data_hash, to_dataset
 from mags_lib.train.evaluate import eval_by_task
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,9 @@ import logging
 import random
 from typing import Any
 
+from mags_lib.checkpoints import select_stage, write_selection
 from mags_lib.errors import MagsError
+from mags_lib.tasks.data import load_jsonl
 from mags_lib.train.common import (
     is_main_process,
     peak_memory,
@@ -33,10 +35,8 @@ from mags_lib.train.common import (
     timed,
     wait_for_everyone,
 )
-from mags_lib.train.data import load_jsonl
 from mags_lib.train.report import RoleReport, StageRecord
 from mags_lib.train.roles import RoleTrainConfig
-from mags_lib.train.selection import select_stage, write_selection
 
 log = logging.getLogger(__name__)
 

@@ -97,7 +97,7 @@ print(answer.samples_text(3))
 #
 # The targets: adherence >= 95% on the val split without a grammar, and a recall hit
 # rate after GRPO above the SFT-only one. Test-split numbers are for the final model: the better
-# of SFT and SFT+GRPO on the val rows (`mags_lib.train.selection`; GRPO keeps a tie), which
+# of SFT and SFT+GRPO on the val rows (`mags_lib.checkpoints`; GRPO keeps a tie), which
 # notebook 04 exports.
 
 # %%

@@ -33,7 +33,7 @@ from typing import Any
 from mags_lib.actions.parser import parse_actions
 from mags_lib.actions.types import Connect, EngramAdd, EngramUpdate, Forget, Link, RecallQuery
 from mags_lib.embed import tokenize
-from mags_lib.train.data import TASK_KIND, gold_of
+from mags_lib.tasks.data import TASK_KIND, gold_of
 
 Reward = Callable[..., list]
 

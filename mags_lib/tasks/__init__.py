@@ -1,0 +1,10 @@
+"""The training tasks both dataset synthesis (`synth`) and training (`train`) speak: the rows of
+the ask / write / answer tasks (`data`: reading, writing, checking, hashing them) and the pure
+reward functions that score a completion against a row's gold (`rewards`, registered by name).
+
+    from mags_lib.tasks.data import load_jsonl, TASKS
+    from mags_lib.tasks.rewards import REWARDS, recall_reward
+
+It sits below both, so the dataset does not import training and training does not import the
+dataset's generator.
+"""
