@@ -39,7 +39,7 @@ reproduce: setup ## Run every notebook headlessly (papermill), the benchmarks, t
 	$(PY) -m mags_lib.pipeline --smoke $(SMOKE)
 	$(PY) -m mags_lib.bench memory --sizes $(if $(filter True true 1,$(SMOKE)),1000,1000$(,)10000$(,)100000) --out results/bench/memory.json >/dev/null
 	$(PY) -m mags_lib.bench agent --turns $(if $(filter True true 1,$(SMOKE)),10$(,)20 --window 10,50$(,)200$(,)1000) --out results/bench/agent.json >/dev/null
-	$(PY) -m mags_lib.summary $(if $(filter True true 1,$(SMOKE)),,--readme README.md)
+	$(PY) -m mags_lib.summary $(if $(filter True true 1,$(SMOKE)),,--out reports/RESULTS.md --readme README.md)
 
 smoke: ## reproduce with SMOKE=True (minutes)
 	$(MAKE) reproduce SMOKE=True
@@ -51,8 +51,8 @@ bench: setup ## Memory and agent benchmarks (JSON on stdout and in results/bench
 	$(PY) -m mags_lib.bench memory --out results/bench/memory.json
 	$(PY) -m mags_lib.bench agent --out results/bench/agent.json
 
-summary: setup ## Tables of the last run (results/SUMMARY.md) and the README's results block
-	$(PY) -m mags_lib.summary --readme README.md
+summary: setup ## Every table of the last run (reports/RESULTS.md) and the README's headline block
+	$(PY) -m mags_lib.summary --out reports/RESULTS.md --readme README.md
 
 lab: setup ## Open JupyterLab on notebooks/
 	$(VENV)/bin/jupyter lab notebooks/

@@ -48,6 +48,15 @@ def test_tables_come_from_the_files(tmp_path):
     assert "| mags after drift - static_rag after drift (>= +0.10) | +0.150 | yes |" in text
     assert "| 1000 | 2500 | 3.0 | 5.0 | 300 |" in text
     assert "engram_throughput MISSED" in text
+    # the README gets the varied surface's short table, the targets and a pointer to the rest
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- summary:start -->\n<!-- summary:end -->\n")
+    assert main(["--results", str(tmp_path), "--out", str(out), "--readme", str(readme)]) == 0
+    block = readme.read_text()
+    assert "| `mags` | MAGS (closed loop: trained ask + write models) | 0.800 (0.700–0.900) | " \
+        "0.700 (0.600–0.800) |" in block
+    assert "mags after drift − static_rag +0.150 (≥ +0.10: yes)" in block
+    assert "reports/RESULTS.md" in block and "per seed" not in block
 
 
 def test_training_table_shows_the_ask_models_per_query_hit_rate(tmp_path):
@@ -72,7 +81,7 @@ def test_the_readme_block_is_regenerated_and_the_rest_kept(tmp_path):
     assert update_readme(readme, tmp_path / "results")
     text = readme.read_text()
     assert text.startswith("# Title\n\nintro\n\n") and text.endswith("\n\nrest\n")
-    assert "stale numbers" not in text and "python -m mags_lib.bench agent" in text
+    assert "stale numbers" not in text and "python -m mags_lib.pipeline --only 06" in text
     plain = tmp_path / "PLAIN.md"
     plain.write_text("no markers")
     assert not update_readme(plain, tmp_path) and plain.read_text() == "no markers"
