@@ -16,11 +16,13 @@ SYNTH_DATA_DIR = DATA_DIR / "synth"
 MODELS_DIR = PROJ_ROOT / "models"
 BASE_MODELS_DIR = MODELS_DIR / "base"
 GGUF_DIR = MODELS_DIR / "gguf"  # exported GGUF files (notebook 04)
+CHAT_DIR = DATA_DIR / "chat"  # the chat's persistent memory (python -m mags_lib chat)
 RESULTS_DIR = PROJ_ROOT / "results"
 REPORTS_DIR = PROJ_ROOT / "reports"  # generated reports that are committed (make summary)
 NOTEBOOKS_DIR = PROJ_ROOT / "notebooks"
 CACHE_DIR = Path(os.environ.get("MAGS_CACHE_DIR", PROJ_ROOT / ".cache"))
 LLM_CACHE_PATH = CACHE_DIR / "llm_cache.sqlite"
+SCREENSHOTS_DIR = RESULTS_DIR / "screenshots"  # browser tests' screenshots
 
 
 def results_dir(name: str) -> Path:

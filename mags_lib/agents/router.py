@@ -47,6 +47,23 @@ def _field(observation: Any, name: str) -> str:
     return str(getattr(observation, name, ""))
 
 
+QUESTION_START = re.compile(
+    r"^\s*(who|whom|whose|what|when|where|why|how|which|is|are|was|were|do|does|did|can|"
+    r"could|should|would|will|have|has|tell me|remind me|recall)\b", re.IGNORECASE)
+
+
+def message_kind(text: str) -> str:
+    """'question' or 'information' for a person's chat message (the chat's router rule).
+
+    >>> message_kind("Where does Ana live?"), message_kind("tell me what you know about Ana")
+    ('question', 'question')
+    >>> message_kind("Ana moved to Porto. She loves it.")
+    'information'
+    """
+    text = text.strip()
+    return "question" if text.endswith("?") or QUESTION_START.match(text) else "information"
+
+
 def route(observation: Any, rules: dict[str, tuple[str, ...]] | None = None) -> tuple[str, ...]:
     """The models to run, in order, for an observation (a dict or object with `kind`, or the
     kind string itself)."""

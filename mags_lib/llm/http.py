@@ -12,6 +12,7 @@ import os
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from urllib.parse import urlparse
 
 from mags_lib.errors import BackendUnavailableError, MagsError
@@ -38,6 +39,17 @@ class OpenAICompatibleLLM:
         self.name = f"openai:{self.base_url}:{config.model}"
 
     def _post(self, route: str, body: dict) -> dict:
+        with self._open(route, body) as resp:
+            try:
+                return json.loads(resp.read().decode())
+            except json.JSONDecodeError as exc:
+                raise BackendUnavailableError(
+                    f"{self.base_url}{route} did not answer JSON ({exc})",
+                    "check that base_url points at an OpenAI-compatible /v1 endpoint",
+                ) from exc
+
+    def _open(self, route: str, body: dict):
+        """The open HTTP response of a POST; every failure as a BackendUnavailableError."""
         req = urllib.request.Request(
             self.base_url + route,
             data=json.dumps(body).encode(),
@@ -45,8 +57,7 @@ class OpenAICompatibleLLM:
                      **({"Authorization": f"Bearer {self.api_key}"} if self.api_key else {})},
         )
         try:
-            with urllib.request.urlopen(req, timeout=self.config.timeout_s) as resp:
-                return json.loads(resp.read().decode())
+            return urllib.request.urlopen(req, timeout=self.config.timeout_s)
         except urllib.error.HTTPError as exc:
             detail = exc.read().decode(errors="replace")[:300]
             fix = ("check the API key" if exc.code in (401, 403) else
@@ -61,11 +72,6 @@ class OpenAICompatibleLLM:
                 "start the server (e.g. `vllm serve MODEL` or llama.cpp's `llama-server -m "
                 "FILE.gguf`), fix LLMConfig.base_url, or use backend='llamacpp' with "
                 "model='embedded' to run offline",
-            ) from exc
-        except json.JSONDecodeError as exc:
-            raise BackendUnavailableError(
-                f"{self.base_url}{route} did not answer JSON ({exc})",
-                "check that base_url points at an OpenAI-compatible /v1 endpoint",
             ) from exc
 
     def _request(self, route: str, body: dict, grammar: str | None) -> tuple[dict, float]:
@@ -89,6 +95,35 @@ class OpenAICompatibleLLM:
         return Completion(text=(choice.get("message") or {}).get("content") or "",
                           usage=out.get("usage") or {}, seconds=seconds,
                           finish_reason=choice.get("finish_reason") or "stop")
+
+    def stream_chat(self, messages: list[Message], *, grammar: str | None = None,
+                    max_tokens: int = 128, temperature: float = 0.0, seed: int = 0,
+                    stop: list[str] | None = None) -> Iterator[str]:
+        """`chat` with `stream: true`: yields the reply's pieces from the server-sent events."""
+        body = {"model": self.config.model, "messages": messages, "max_tokens": max_tokens,
+                "temperature": temperature, "seed": seed, "stream": True}
+        if stop:
+            body["stop"] = stop
+        if grammar:
+            body[self.config.grammar_field] = grammar
+        with self._open("/chat/completions", body) as resp:
+            for raw in resp:
+                line = raw.decode(errors="replace").strip()
+                if not line.startswith("data:"):
+                    continue
+                data = line[len("data:"):].strip()
+                if data == "[DONE]":
+                    return
+                try:
+                    choices = json.loads(data).get("choices") or [{}]
+                except json.JSONDecodeError as exc:
+                    raise BackendUnavailableError(
+                        f"{self.base_url}/chat/completions streamed a line that is not JSON: "
+                        f"{data[:120]!r}", "check that the server speaks the OpenAI streaming "
+                        "protocol, or chat without streaming") from exc
+                piece = (choices[0].get("delta") or {}).get("content")
+                if piece:
+                    yield piece
 
     def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 128,
                  temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:

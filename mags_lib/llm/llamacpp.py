@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from mags_lib.errors import BackendUnavailableError, CorruptFileError, MagsError
@@ -132,6 +133,18 @@ class LlamaCppLLM:
             seconds=seconds,
             finish_reason=choice.get("finish_reason") or "stop",
         )
+
+    def stream_chat(self, messages: list[Message], *, grammar: str | None = None,
+                    max_tokens: int = 128, temperature: float = 0.0, seed: int = 0,
+                    stop: list[str] | None = None) -> Iterator[str]:
+        """`chat`, yielding the reply's text piece by piece as it is generated."""
+        self.llama.reset()
+        for chunk in self.llama.create_chat_completion(
+                messages=messages, grammar=self._grammar(grammar), max_tokens=max_tokens,
+                temperature=temperature, seed=seed, stop=stop or [], stream=True):
+            piece = chunk["choices"][0].get("delta", {}).get("content")
+            if piece:
+                yield piece
 
     def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 128,
                  temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:

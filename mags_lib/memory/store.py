@@ -205,6 +205,16 @@ class LiquidMemory:
 
         return connect(self, a, b, learn=learn)
 
+    def forget(self, node_id: int) -> None:
+        """Mark node `node_id` as no longer valid (kept for history, never returned as current):
+        what a `Forget` action does to its best match."""
+        if node_id not in self.graph:
+            raise MagsError(f"no node {node_id!r} in memory",
+                            "pick an id that recall or the graph shows (`/recall <query>`)")
+        if self.is_valid(node_id):
+            self._invalidate(node_id, by=None)
+            self._tally.engrams += 1
+
     def history(self, node_id: int) -> list[Hit]:
         """The version chain of a fact: `node_id`'s current version first, then every version
         it superseded, newest to oldest."""

@@ -1,0 +1,417 @@
+"""A conversation with a memory that persists: the MAGS loop on a person's messages.
+
+    session = ChatSession.open(ChatConfig(memory="data/chat/memory"))
+    for piece in session.reply("My sister Ana lives in Porto."):
+        print(piece, end="")
+    session.last            # the turn: route, ask queries, recalled lines, write output, applied
+    session.close()         # pending reward step, then save
+
+Every message goes through the loop of `agents/loop.py`, with a person instead of a game:
+
+* **route** (`agents/router.py` `message_kind`): a question goes to the ask model, anything
+  else is information for the write model; the answer model replies to both;
+* **write**: the message is kept verbatim in the *episodic* block (what was said, with
+  `chat:<turn>` provenance), and the write model, shown what memory already holds about it,
+  emits `<engram>` actions (semantic facts, updates, links) applied with `memory.apply`;
+* **ask**: the ask model's `<recall>` queries (grammar-constrained) run the memory's read path;
+  hits are merged by node; a statement recalls on its own text;
+* **answer**: the answer model replies, streamed, with the recalled lines and the last few
+  exchanges in its prompt;
+* **step**: `memory.step(reward)` runs before the next message (or on close), with the reward a
+  person gave with `/good` or `/bad` (None otherwise), so Hebbian learning follows feedback.
+
+The memory is saved after every turn (atomic directory swap), so a crash loses at most the turn
+in flight. Named snapshots are saved memories under `<memory>.snapshots/<name>/`: they survive
+restarts, and `rollback` restores one.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mags_lib.errors import MagsError
+from mags_lib.paths import CHAT_DIR
+
+ROLES = ("answer", "ask", "write")
+SNAPSHOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+ANSWER_SYSTEM = (
+    "You are MAGS, a helpful assistant with a long-term memory. Facts you remember about this "
+    "user and their world are listed below, most relevant last. Use them when they answer the "
+    "message; say so when you do not know. Reply briefly.\n\nMemory:\n{memory}")
+NO_MEMORY = "(nothing relevant remembered)"
+
+
+@dataclass
+class ChatConfig:
+    """What `python -m mags_lib chat` runs; every field is a command-line option."""
+
+    memory: str = field(default=str(CHAT_DIR / "memory"), metadata={
+        "help": "memory directory: loaded if it exists, created otherwise, saved every turn"})
+    model: str = field(default="embedded", metadata={
+        "help": "answer model: 'embedded' (SmolLM2-135M-Instruct), a name under models/ "
+                "(answer-sft, ...: its GGUF from notebook 04, else its checkpoint), a .gguf "
+                "or checkpoint path, or the served model name with --backend openai"})
+    ask_model: str = field(default="auto", metadata={
+        "help": "ask model: 'auto' (notebook 04's trained ask GGUF, else the answer model with "
+                "worked examples), 'answer' (the answer model), or a spec as for --model"})
+    write_model: str = field(default="auto", metadata={
+        "help": "write model: 'auto', 'answer' or a spec, as for --ask-model"})
+    backend: str = field(default="auto", metadata={
+        "help": "auto (llama.cpp for GGUF, transformers for checkpoints) or openai (a vLLM / "
+                "llama.cpp server or cloud API at --base-url)"})
+    base_url: str = field(default="http://127.0.0.1:8000/v1", metadata={
+        "help": "OpenAI-compatible endpoint for --backend openai"})
+    embedder: str = field(default="embedded", metadata={
+        "help": "'embedded' (all-MiniLM-L6-v2), 'hashing' (no model, for tests), or a "
+                "sentence-transformers model directory"})
+    k: int = field(default=4, metadata={"help": "memory lines in the answer prompt"})
+    query_k: int = field(default=3, metadata={"help": "hits per ask query before merging"})
+    history: int = field(default=3, metadata={"help": "past exchanges kept in the prompt"})
+    max_tokens: int = field(default=160, metadata={"help": "new tokens per reply"})
+    n_ctx: int = field(default=2048, metadata={"help": "context window of local models"})
+
+    def __post_init__(self) -> None:
+        if self.backend not in ("auto", "llamacpp", "transformers", "openai"):
+            raise MagsError(f"unknown backend {self.backend!r}",
+                            "use auto, llamacpp, transformers or openai")
+        for name in ("k", "query_k", "max_tokens", "n_ctx"):
+            if getattr(self, name) < 1:
+                raise MagsError(f"ChatConfig.{name} must be at least 1, got "
+                                f"{getattr(self, name)}", f"pass a positive --{name}")
+        if self.history < 0:
+            raise MagsError("ChatConfig.history must be 0 or more", "pass --history 0 or more")
+
+
+def model_spec(spec: str, role: str) -> tuple[str | None, bool]:
+    """(what to load, whether the role needs worked examples) for a role's model spec.
+
+    'auto' is the role's trained GGUF (notebook 04) when there is one, else None (use the
+    answer model, with worked examples); a bare name under models/ becomes its GGUF or its
+    checkpoint directory; anything else is passed on (embedded, a path, a served name)."""
+    from mags_lib.checkpoints import final_model_name
+    from mags_lib.evaluation.answer_model import find_gguf
+    from mags_lib.paths import MODELS_DIR
+
+    if spec == "answer":
+        return None, True
+    if spec == "auto":
+        if role == "answer":
+            return "embedded", False
+        path = find_gguf(final_model_name(role))
+        return (str(path), False) if path else (None, True)
+    if "/" not in spec and not spec.endswith(".gguf") and spec != "embedded":
+        path = find_gguf(spec)
+        if path is not None:
+            return str(path), False
+        if (MODELS_DIR / spec).is_dir():
+            return str(MODELS_DIR / spec), False
+    return spec, False
+
+
+def load_models(cfg: ChatConfig, say: Callable[[str], None] = print) -> tuple[dict, dict]:
+    """(role -> LLM, role -> needs worked examples), each file loaded once, with a line per
+    load so a person sees what is loading and how long it took."""
+    from mags_lib.llm import LLMConfig, load_llm
+
+    specs = {"answer": (cfg.model, False)}
+    for role in ("ask", "write"):
+        spec = cfg.ask_model if role == "ask" else cfg.write_model
+        specs[role] = ((cfg.model, True) if cfg.backend == "openai" and spec == "auto"
+                       else model_spec(spec, role))
+    loaded: dict[str, Any] = {}
+    llms, few_shot = {}, {}
+    for role in ROLES:
+        spec, shots = specs[role]
+        spec = spec or cfg.model
+        if spec not in loaded:
+            say(f"loading {role} model {spec} ...")
+            t0 = time.perf_counter()
+            loaded[spec] = load_llm(LLMConfig(model=spec, backend=cfg.backend,
+                                              base_url=cfg.base_url, n_ctx=cfg.n_ctx))
+            say(f"  ready in {time.perf_counter() - t0:.1f} s ({loaded[spec].name})")
+        llms[role] = loaded[spec]
+        few_shot[role] = shots
+    return llms, few_shot
+
+
+def load_embedder(kind: str) -> Any:
+    if kind == "hashing":
+        from mags_lib.embed import HashingEmbedder
+
+        return HashingEmbedder()
+    from mags_lib.embed import default_embedder
+
+    return default_embedder(kind)
+
+
+def snapshots_dir(memory_path: str | Path) -> Path:
+    path = Path(memory_path)
+    return path.with_name(path.name + ".snapshots")
+
+
+def graph_path(memory_path: str | Path) -> Path:
+    path = Path(memory_path)
+    return path.with_name(path.name + "-graph.html")
+
+
+class ChatSession:
+    """One person's conversation with a persistent memory; see the module docstring."""
+
+    def __init__(self, cfg: ChatConfig, memory: Any, llms: dict[str, Any],
+                 few_shot: dict[str, bool], embedder: Any):
+        self.cfg = cfg
+        self.path = Path(cfg.memory)
+        self.memory = memory
+        self.llms = llms
+        self.few_shot = few_shot
+        self.embedder = embedder
+        self.exchanges: list[tuple[str, str]] = []
+        self.pending_reward: float | None = None
+        self.last_step_reward: float | None = None
+        self.stepped = True
+        self.turn = memory.step_count
+        self.last: dict[str, Any] = {}
+
+    @classmethod
+    def open(cls, cfg: ChatConfig, *, llms: dict[str, Any] | None = None,
+             few_shot: dict[str, bool] | None = None, embedder: Any = None,
+             say: Callable[[str], None] = print) -> ChatSession:
+        """Load (or create) the memory at `cfg.memory` and the role models."""
+        if embedder is None:
+            say(f"loading embedder {cfg.embedder} ...")
+            t0 = time.perf_counter()
+            embedder = load_embedder(cfg.embedder)
+            say(f"  ready in {time.perf_counter() - t0:.1f} s")
+        memory = open_memory(cfg.memory, embedder)
+        say(f"memory {cfg.memory}: {describe(memory)}")
+        if llms is None:
+            llms, few_shot = load_models(cfg, say)
+        return cls(cfg, memory, llms, few_shot or {r: False for r in ROLES}, embedder)
+
+    # ----- a turn -----------------------------------------------------------------------
+    def reply(self, text: str) -> Iterator[str]:
+        """Run one turn on the person's message; yield the reply as it is generated."""
+        from mags_lib.agents.router import message_kind, route
+        from mags_lib.llm.stream import stream_chat
+
+        text = text.strip()
+        if not text:
+            raise MagsError("empty message", "type something, or /help for the commands")
+        self._step()
+        self.turn += 1
+        kind = message_kind(text)
+        roles = tuple(dict.fromkeys([*route(kind), "answer"]))  # a person always gets a reply
+        self.last = {"turn": self.turn, "message": text, "kind": kind, "roles": list(roles)}
+        if "write" in roles:
+            self._write(text)
+        queries = self._queries(text) if "ask" in roles else [text]
+        lines = self._recall(queries)
+        self.last["recalled"] = lines
+        messages = self._answer_messages(text, lines)
+        pieces: list[str] = []
+        for piece in stream_chat(self.llms["answer"], messages, max_tokens=self.cfg.max_tokens,
+                                 temperature=0.0, seed=0):
+            pieces.append(piece)
+            yield piece
+        answer = "".join(pieces).strip()
+        self.last["answer"] = answer
+        self.exchanges.append((text, answer))
+        self.stepped = False
+        self.save()
+
+    def _write(self, text: str) -> None:
+        from mags_lib.actions import parse_actions
+        from mags_lib.agents.loop import ENGRAM_CLOSE, closed
+        from mags_lib.agents.role_prompts import play_write_messages
+
+        source = f"chat:{self.turn}"
+        held = [h.text for h in self.memory.recall(text, 3, learn=False)]
+        episode = self.memory.observe(text, block="episodic", source=source)
+        out = self.llms["write"].chat(play_write_messages(text, held,
+                                                          few_shot=self.few_shot["write"]),
+                                      max_tokens=96, temperature=0.0, seed=0, stop=[ENGRAM_CLOSE])
+        parsed = parse_actions(closed(out, ENGRAM_CLOSE), "engram")
+        write = {"episode": episode, "held": held, "raw": out.text,
+                 "parsed": [repr(a) for a in parsed.actions], "errors": list(parsed.errors)}
+        if parsed.complete and parsed.actions:
+            report = self.memory.apply(parsed.actions, source=source)
+            write["applied"] = {"added": report.added, "merged": report.merged,
+                                "superseded": report.superseded, "linked": report.linked,
+                                "forgotten": report.forgotten, "skipped": report.skipped}
+        elif not parsed.complete:
+            write["applied"] = "nothing: the write model's block did not parse"
+        else:
+            write["applied"] = "nothing: the write model stored no fact"
+        self.last["write"] = write
+
+    def _queries(self, text: str) -> list[str]:
+        from mags_lib.actions import Connect, RecallQuery, parse_actions, recall_grammar
+        from mags_lib.agents.role_prompts import play_ask_messages
+
+        out = self.llms["ask"].chat(play_ask_messages(text, few_shot=self.few_shot["ask"]),
+                                    max_tokens=96, temperature=0.0, seed=0,
+                                    grammar=recall_grammar())
+        parsed = parse_actions(out.text, "recall")
+        queries = [a.text if isinstance(a, RecallQuery) else f"{a.a} {a.b}"
+                   for a in parsed.actions if isinstance(a, RecallQuery | Connect)]
+        queries = list(dict.fromkeys(queries))
+        self.last["ask"] = {"raw": out.text, "queries": queries or [text],
+                            "fallback": not queries}
+        return queries or [text]
+
+    def _recall(self, queries: list[str]) -> list[dict[str, Any]]:
+        best: dict[int, Any] = {}
+        for query in queries:
+            for hit in self.memory.recall(query, self.cfg.query_k):
+                if hit.valid and (hit.node_id not in best or hit.score > best[hit.node_id].score):
+                    best[hit.node_id] = hit
+        hits = sorted(best.values(), key=lambda h: -h.score)[: self.cfg.k]
+        return [{"node": h.node_id, "text": h.text, "score": round(float(h.score), 4),
+                 "block": h.block, "path": list(h.path), "sources": list(h.sources)}
+                for h in reversed(hits)]
+
+    def _answer_messages(self, text: str, lines: list[dict[str, Any]]) -> list[dict[str, str]]:
+        notes = "\n".join(f"- {line['text']}" for line in lines) or NO_MEMORY
+        messages = [{"role": "system", "content": ANSWER_SYSTEM.format(memory=notes)}]
+        for user, assistant in self.exchanges[-self.cfg.history:] if self.cfg.history else []:
+            messages += [{"role": "user", "content": user},
+                         {"role": "assistant", "content": assistant}]
+        return [*messages, {"role": "user", "content": text}]
+
+    # ----- state ------------------------------------------------------------------------
+    def _step(self) -> None:
+        """The previous turn's `memory.step`, with the reward given since (if any)."""
+        if not self.stepped:
+            self.memory.step(self.pending_reward)
+            self.last_step_reward = self.pending_reward
+            self.pending_reward = None
+            self.stepped = True
+
+    def reward(self, value: float) -> None:
+        """Feedback on the last reply: +1 strengthens the paths its recall used, -1 weakens."""
+        if not self.exchanges:
+            raise MagsError("no reply to reward yet", "say something first")
+        self.pending_reward = float(value)
+
+    def save(self, path: str | Path | None = None) -> Path:
+        """Save the memory (to `path`, which then becomes this session's file)."""
+        if path is not None:
+            self.path = Path(path)
+        return self.memory.save(self.path)
+
+    def close(self) -> Path:
+        self._step()
+        return self.save()
+
+    def load(self, path: str | Path) -> None:
+        """Switch to another saved memory (this one is saved first)."""
+        self.close()
+        self.memory = open_memory(path, self.embedder, create=False)
+        self.path = Path(path)
+        self.exchanges = []
+
+    def snapshot(self, name: str) -> Path:
+        """Save the memory as snapshot `name` (replacing one of that name)."""
+        self._check_name(name)
+        self._step()
+        self.save()
+        return self.memory.save(snapshots_dir(self.path) / name)
+
+    def snapshots(self) -> list[str]:
+        root = snapshots_dir(self.path)
+        return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+    def rollback(self, name: str) -> None:
+        """Make snapshot `name` the current memory (and save it as such)."""
+        self._check_name(name)
+        where = snapshots_dir(self.path) / name
+        if not where.is_dir():
+            raise MagsError(f"no snapshot {name!r} of {self.path}",
+                            f"take one with /snapshot {name}; saved ones: "
+                            f"{', '.join(self.snapshots()) or 'none'}")
+        from mags_lib.memory import LiquidMemory
+
+        self.memory = LiquidMemory.load(where, embedder=self.embedder)
+        self.stepped, self.pending_reward = True, None
+        self.save()
+
+    def forget(self, target: str) -> list[int]:
+        """Forget node `target` (an id) or the best match of `target` (a text); history kept."""
+        if target.strip().isdigit():
+            self.memory.forget(int(target))
+            forgotten = [int(target)]
+        else:
+            from mags_lib.actions import Forget
+
+            report = self.memory.apply([Forget(target)], source=f"chat:{self.turn}")
+            forgotten = report.forgotten
+        self.save()
+        return forgotten
+
+    def write_graph(self) -> Path:
+        from mags_lib.graph_html import write_graph_html
+
+        highlight = [line["node"] for line in self.last.get("recalled", [])]
+        return write_graph_html(self.memory, graph_path(self.path), highlight=highlight,
+                                title=f"MAGS chat memory {self.path} (step "
+                                      f"{self.memory.step_count})")
+
+    @staticmethod
+    def _check_name(name: str) -> None:
+        if not SNAPSHOT_NAME.match(name or ""):
+            raise MagsError(f"bad snapshot name {name!r}",
+                            "use letters, digits, '.', '_' or '-' (at most 64 characters)")
+
+
+def open_memory(path: str | Path, embedder: Any, *, create: bool = True) -> Any:
+    """The memory saved at `path`, or a new empty one when nothing is there (and `create`)."""
+    from mags_lib.memory import LiquidMemory
+
+    path = Path(path)
+    if path.exists():
+        if not path.is_dir():
+            raise MagsError(f"{path} is a file, not a memory directory",
+                            "name a directory with --memory (a new one is created)")
+        return LiquidMemory.load(path, embedder=embedder)
+    if not create:
+        raise MagsError(f"no memory at {path}", "check the path (a directory written by /save)")
+    return LiquidMemory(embedder=embedder)
+
+
+def describe(memory: Any) -> str:
+    """One line: node counts by block and validity, edges, working items, step."""
+    blocks = memory_blocks(memory)
+    parts = [f"{b} {n['valid']}" + (f" (+{n['superseded']} superseded)" if n["superseded"]
+                                     else "") for b, n in blocks.items()]
+    graph = memory.to_networkx(valid_only=False)
+    return (", ".join(parts) or "empty") + (f"; {graph.number_of_edges()} edges, "
+                                            f"{len(memory.working)} in working memory, "
+                                            f"step {memory.step_count}")
+
+
+def memory_blocks(memory: Any) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for _, data in memory.to_networkx(valid_only=False).nodes(data=True):
+        counts = out.setdefault(data["block"], {"valid": 0, "superseded": 0})
+        counts["valid" if data["valid_to"] is None else "superseded"] += 1
+    return out
+
+
+def recent_changes(memory: Any, n: int = 8) -> list[str]:
+    """The last `n` writes and supersessions, newest first, as lines."""
+    events = []
+    for node_id, data in memory.to_networkx(valid_only=False).nodes(data=True):
+        events.append((data["created"], f"step {data['created']}: + #{node_id} "
+                                        f"[{data['block']}] {data['text']}"))
+        if data["valid_to"] is not None:
+            by = data.get("superseded_by")
+            events.append((data["valid_to"], f"step {data['valid_to']}: - #{node_id} "
+                                             + (f"superseded by #{by}" if by is not None
+                                                else "forgotten")))
+    return [line for _, line in sorted(events, key=lambda e: -e[0])[:n]]
+
