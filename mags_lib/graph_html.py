@@ -9,7 +9,8 @@ What is drawn:
 * a node per memory fact, coloured by block (episodic blue, semantic orange); the working-memory
   buffer (recent turns not yet consolidated) as green squares without edges;
 * superseded facts faded, dashed, with their validity interval (`valid steps 3-17`) in the
-  label; the version chain (`supersedes` edges) dashed;
+  label; the version chain (`supersedes` edges) dashed; labels only up to `LABEL_LIMIT` nodes
+  (above it they would overlap; the tooltips keep every text);
 * edge width by current (decayed) weight; solid (consolidated) edges dark;
 * a tooltip per node: text, block, provenance, when written (step and time), validity, uses,
   last use, importance, confidence; per edge: kind and weight;
@@ -19,7 +20,8 @@ What is drawn:
 
 The page is self-contained (vis-network inlined; the CDN links pyvis adds for Bootstrap are
 removed), so it opens offline. The vis `network` and `nodes` objects are globals of the page:
-`nodes.length` is what the browser test reads.
+`nodes.length` is what the browser test reads, after `window.magsDrawn` turns true (the first
+frame is drawn).
 """
 
 from __future__ import annotations
@@ -33,9 +35,14 @@ from typing import Any
 BLOCK_COLOURS = {"episodic": "#4C72B0", "semantic": "#DD8452", "working": "#55A868"}
 FADED_ALPHA = 0.3
 PHYSICS_LIMIT = 300
+STABILIZATION_ITERATIONS = 200  # layout steps before the first drawing (vis default 1000)
 MAX_NODES = 2_000
 LABEL_CHARS = 28
+LABEL_LIMIT = 100  # above this many nodes labels are left to the tooltips (they would overlap)
 _CDN = re.compile(r"<(link|script)[^>]*cdn\.jsdelivr\.net[^>]*>(\s*</script>)?", re.S)
+_EMPTY = re.compile(r"<!--.*?-->|<center>\s*<h1>\s*</h1>\s*</center>", re.S)  # pyvis leftovers
+_DRAWN_HOOK = ("<script>network.once('afterDrawing', function () { window.magsDrawn = true; "
+               "});</script>")  # set after the first frame (after stabilisation): tests wait on it
 _TOOLTIP_CSS = ("<style>.vis-tooltip{white-space:pre-wrap!important;max-width:420px;"
                 "font-family:sans-serif;font-size:12px}</style>")
 
@@ -127,6 +134,7 @@ def build_network(memory: Any, *, valid_only: bool = False, highlight: Iterable[
     sub = graph.subgraph(keep)
     physics = len(keep) + len(working) <= physics_limit
     pos = {} if physics else _layout(sub)
+    labelled = len(keep) <= LABEL_LIMIT
     left_out = graph.number_of_nodes() - len(keep)
     heading = title + (f" ({left_out} least used nodes not shown)" if left_out else "")
     net = Network(height=height, width="100%", cdn_resources="in_line")
@@ -135,8 +143,8 @@ def build_network(memory: Any, *, valid_only: bool = False, highlight: Iterable[
         data = sub.nodes[node_id]
         colour = BLOCK_COLOURS.get(data.get("block", ""), "#8C8C8C")
         valid = data.get("valid_to") is None
-        label = _short(str(data.get("text", "")))
-        if not valid:
+        label = _short(str(data.get("text", ""))) if labelled else ""
+        if not valid and labelled:
             label += f"\n[valid steps {data.get('valid_from')}-{data.get('valid_to')}]"
         hit = node_id in marked or (needle and needle in str(data.get("text", "")).lower())
         extra = {"x": pos[node_id][0], "y": pos[node_id][1]} if pos else {}
@@ -151,7 +159,7 @@ def build_network(memory: Any, *, valid_only: bool = False, highlight: Iterable[
             block=data.get("block"), **extra)
     for i, item in enumerate(working):
         extra = {"x": -300.0, "y": 40.0 * i} if not physics else {}
-        net.add_node(f"w{i}", label=_short(item.text), shape="square",
+        net.add_node(f"w{i}", label=_short(item.text) if labelled else "", shape="square",
                      title=f"working memory (step {item.step})\n{item.text}",
                      color=BLOCK_COLOURS["working"], size=10, valid=True,
                      block="working", **extra)
@@ -163,15 +171,19 @@ def build_network(memory: Any, *, valid_only: bool = False, highlight: Iterable[
                      dashes=kind == "supersedes",
                      color="#333333" if data.get("solid") else "#9a9a9a")
     net.toggle_physics(physics)
+    net.options.physics.stabilization.iterations = STABILIZATION_ITERATIONS
+    if sub.number_of_edges() > 200:  # straight edges: curved ones cost a physics body each
+        net.options.edges.smooth = {"enabled": False}
     return net
 
 
 def graph_html(memory: Any, **kwargs: Any) -> str:
     """The self-contained HTML page of `build_network(memory, **kwargs)`."""
     net = build_network(memory, **kwargs)
-    page = _CDN.sub("", net.generate_html())
+    page = _EMPTY.sub("", _CDN.sub("", net.generate_html()))
     page = page.replace("</head>", _TOOLTIP_CSS + "</head>", 1)
-    return page.replace("<body>", "<body>" + legend(net.mags_heading), 1)
+    page = page.replace("<body>", "<body>" + legend(net.mags_heading), 1)
+    return page.replace("</body>", _DRAWN_HOOK + "</body>", 1)
 
 
 def legend(heading: str = "") -> str:

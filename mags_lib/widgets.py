@@ -1,10 +1,10 @@
 """Interactive views of a memory in JupyterLab (ipywidgets).
 
-    from mags_lib.widgets import explore_memory, replay
-    explore_memory(memory)        # type a query: hits with provenance + the recalled subgraph
-    replay(frames)                # slide through saved per-step graph snapshots
+    from mags_lib.widgets import explore_memory
+    explore_memory(memory, frames=[(turn, graph), ...])   # recall, search, time slider
 
-Nothing here is needed headless: the notebooks save the same views as PNGs.
+The graph is `mags_lib.graph_html` (pyvis) in an iframe. Nothing here is needed headless: the
+notebooks save the same views as HTML files and PNGs.
 """
 
 from __future__ import annotations
@@ -24,60 +24,56 @@ def hits_table(hits) -> str:
             f"<th>sources</th></tr>{rows}</table>")
 
 
-def explore_memory(memory, k: int = 8, max_nodes: int = 60):
-    """A query box, k slider and 'show superseded' toggle over `memory.recall`.
+def explore_memory(memory, frames: list | None = None, k: int = 8, height: int = 620):
+    """The memory as an interactive graph (`graph_html`, pyvis) with a recall box, a search box,
+    a 'show superseded' toggle and a time slider.
 
-    Exploring does not change the memory: each query runs on a snapshot that is rolled back, so
-    Hebbian updates from the exploration do not leak into the experiment.
+    `frames` is a list of `(label, graph)` pairs, e.g. `(turn, memory.to_networkx(False))`
+    taken during play; the slider runs over them and ends at "now" (the live memory). A query
+    recalls on the live memory and highlights the hits (red border) with their table; the
+    search box marks every node whose text contains it, in any frame. Exploring does not change
+    the memory: each query runs with `learn=False`.
     """
     import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import HTML, display
 
-    from mags_lib.plots import draw_memory
+    from mags_lib.graph_html import graph_html, iframe
 
-    query = w.Text(placeholder="what does the purple glarb eat on rainy turns?",
-                   description="query", layout=w.Layout(width="70%"))
-    k_slider = w.IntSlider(value=k, min=1, max=30, description="k")
-    invalid = w.Checkbox(value=False, description="show superseded")
-    out = w.Output()
+    frames = list(frames or [])
+    labels = [str(label) for label, _ in frames] + ["now"]
+    query = w.Text(placeholder="recall: what does the purple glarb eat on rainy turns?",
+                   description="recall", layout=w.Layout(width="55%"))
+    search = w.Text(placeholder="mark nodes containing...", description="search",
+                    layout=w.Layout(width="35%"))
+    invalid = w.Checkbox(value=True, description="show superseded")
+    time = w.SelectionSlider(options=list(range(len(labels))), value=len(labels) - 1,
+                             description="time", readout=False,
+                             layout=w.Layout(width="70%"))
+    when = w.Label(value=labels[-1])
+    graph_view = w.HTML()
+    table = w.HTML()
+    status = w.Label()
 
-    def run(*_):
-        out.clear_output()
-        if not query.value.strip():
-            return
-        snap = memory.snapshot()
-        try:
-            hits = memory.recall(query.value, k=k_slider.value, include_invalid=invalid.value)
-        finally:
-            memory.rollback(snap)
-        with out:
-            display(HTML(hits_table(hits)))
-            graph = memory.to_networkx(valid_only=not invalid.value)
-            shown = {n for h in hits for n in h.path if n in graph}
-            for n in list(shown):
-                shown.update(graph.neighbors(n))
-            fig = draw_memory(graph.subgraph(shown), highlight=[h.node_id for h in hits],
-                              max_nodes=max_nodes)
-            plt.show(fig)
+    def draw(*_):
+        i = time.value
+        when.value = f"snapshot: {labels[i]}"
+        live = i == len(frames)
+        highlight = []
+        table.value = ""
+        if live and query.value.strip():
+            hits = memory.recall(query.value, k=k, include_invalid=invalid.value, learn=False)
+            highlight = [h.node_id for h in hits]
+            table.value = hits_table(hits)
+        source = memory if live else frames[i][1]
+        page = graph_html(source, valid_only=not invalid.value, highlight=highlight,
+                          query=search.value or None, height=f"{height - 60}px")
+        graph = memory.to_networkx(valid_only=not invalid.value) if live else source
+        status.value = f"{graph.number_of_nodes()} nodes, {graph.number_of_edges()} edges"
+        graph_view.value = iframe(page, height)
 
-    query.on_submit(run)
-    k_slider.observe(run, names="value")
-    invalid.observe(run, names="value")
-    return w.VBox([w.HBox([query, k_slider, invalid]), out])
-
-
-def replay(frames: list, titles: list[str] | None = None, max_nodes: int = 60):
-    """Slide through a list of networkx graphs (e.g. `memory.to_networkx()` every N steps)."""
-    import ipywidgets as w
-    import matplotlib.pyplot as plt
-
-    from mags_lib.plots import draw_memory
-
-    def show(i: int):
-        title = titles[i] if titles else f"frame {i}"
-        fig = draw_memory(frames[i], max_nodes=max_nodes, labels=False, title=title)
-        plt.show(fig)
-
-    return w.interactive(show, i=w.IntSlider(min=0, max=max(len(frames) - 1, 0), value=0,
-                                              description="step"))
+    for control in (query, search):
+        control.on_submit(draw)
+    for control in (invalid, time):
+        control.observe(draw, names="value")
+    draw()
+    return w.VBox([w.HBox([query, search]), w.HBox([time, when, invalid]), status, table,
+                   graph_view])

@@ -294,8 +294,9 @@ class ChatSession:
 
     def reward(self, value: float) -> None:
         """Feedback on the last reply: +1 strengthens the paths its recall used, -1 weakens."""
-        if not self.exchanges:
-            raise MagsError("no reply to reward yet", "say something first")
+        if self.stepped:
+            raise MagsError("no reply to reward yet (or it was already stepped by a rollback, "
+                            "load or the next message)", "give /good or /bad right after a reply")
         self.pending_reward = float(value)
 
     def save(self, path: str | Path | None = None) -> Path:
@@ -318,7 +319,6 @@ class ChatSession:
     def snapshot(self, name: str) -> Path:
         """Save the memory as snapshot `name` (replacing one of that name)."""
         self._check_name(name)
-        self._step()
         self.save()
         return self.memory.save(snapshots_dir(self.path) / name)
 

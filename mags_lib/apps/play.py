@@ -52,7 +52,7 @@ def columns(left: list[str], right: list[str], width: int) -> list[str]:
     """Two text columns side by side, each wrapped to half the width.
 
     >>> columns(["a b c"], ["x"], 20)
-    ['a b c     | x']
+    ['a b c      | x']
     """
     half = max((width - 3) // 2, 10)
     wrap_l = [w for line in left for w in (textwrap.wrap(line, half) or [""])]

@@ -28,6 +28,7 @@ import json
 from mags_lib.evaluation import dynamics_figures as figs
 from mags_lib.evaluation.dynamics import DynamicsConfig, run_dynamics
 from mags_lib.game import GameConfig
+from mags_lib.graph_html import write_graph_html
 from mags_lib.manifest import write_run
 from mags_lib.memory import LiquidMemory
 from mags_lib.paths import results_dir
@@ -88,6 +89,12 @@ for h in hits:
 fig = draw_memory(memory.to_networkx(valid_only=False), highlight=[h.node_id for h in hits],
                   max_nodes=60, title="memory after the game")
 save_figure(fig, out / "memory_graph.png")
+# the same memory to explore in a browser: colour = block, faded = superseded, red = the hits
+write_graph_html(memory, out / "memory_graph.html", highlight=[h.node_id for h in hits],
+                 title=f"{cfg.variants[0]} after the game")
+turn, mid = study.snapshots[len(study.snapshots) // 2]
+write_graph_html(mid, out / f"memory_graph_turn{turn}.html", title=f"turn {turn}")
+print("interactive:", out / "memory_graph.html", out / f"memory_graph_turn{turn}.html")
 
 # %% [markdown]
 # ## History of a superseded fact, snapshots, and the saved format
@@ -107,15 +114,12 @@ assert reloaded.graph.number_of_nodes() == memory.graph.number_of_nodes()
 print("saved to", saved)
 
 # %% [markdown]
-# ## Explore (JupyterLab): query the final memory, or slide through snapshots of the game
+# ## Explore (JupyterLab): recall on the final memory, search, slide through the game's snapshots
 
 # %%
-from mags_lib.widgets import explore_memory, replay
+from mags_lib.widgets import explore_memory
 
-explore_memory(memory)
-
-# %%
-replay([g for _, g in study.snapshots], titles=[f"turn {t}" for t, _ in study.snapshots])
+explore_memory(memory, frames=[(f"turn {t}", g) for t, g in study.snapshots])
 
 # %%
 write_run("05_graph_dynamics", config=cfg.resolved(),

@@ -1,0 +1,134 @@
+"""The chat session (apps/chat.py, chat_cli.py) with scripted role models: routing, what is
+written and recalled, persistence, snapshots and rollback, forgetting, bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from mags_lib.apps.chat import ChatConfig, ChatSession, graph_path, snapshots_dir
+from mags_lib.apps.chat_cli import command, why_lines
+from mags_lib.embed import HashingEmbedder
+from mags_lib.errors import MagsError
+from mags_lib.llm import Completion
+
+
+class Scripted:
+    """A role model that answers every call with `text`, and counts the calls."""
+
+    def __init__(self, text: str, name: str = "scripted"):
+        self.text, self.name, self.calls = text, name, []
+
+    def chat(self, messages, **kw):
+        self.calls.append(messages)
+        return Completion(self.text, finish_reason="stop")
+
+
+def _session(tmp_path, write="<engram>\nadd semantic 0.9: Ana lives in Porto.\n",
+             ask="<recall>\nquery: where Ana lives\n</recall>", memory="mem") -> ChatSession:
+    llms = {"answer": Scripted("Ana lives in Porto."), "ask": Scripted(ask),
+            "write": Scripted(write)}
+    cfg = ChatConfig(memory=str(tmp_path / memory), embedder="hashing")
+    return ChatSession.open(cfg, llms=llms, embedder=HashingEmbedder(), say=lambda s: None)
+
+
+def _say(session, text):
+    return "".join(session.reply(text))
+
+
+def test_a_statement_is_written_a_question_is_asked_and_both_are_answered(tmp_path):
+    s = _session(tmp_path)
+    assert _say(s, "My sister Ana lives in Porto.") == "Ana lives in Porto."
+    assert s.last["roles"] == ["write", "answer"]
+    assert s.last["write"]["applied"]["added"]  # the write model's fact
+    texts = {s.memory.node(n)["text"]: s.memory.node(n)["block"] for n in s.memory.graph}
+    assert texts == {"My sister Ana lives in Porto.": "episodic",
+                     "Ana lives in Porto.": "semantic"}
+    assert not s.llms["ask"].calls
+    _say(s, "Where does Ana live?")
+    assert s.last["roles"] == ["ask", "answer"] and s.last["ask"]["queries"] == ["where Ana lives"]
+    recalled = [r["text"] for r in s.last["recalled"]]
+    assert "Ana lives in Porto." in recalled
+    system = s.llms["answer"].calls[-1][0]["content"]
+    assert "Ana lives in Porto." in system  # the recalled lines reach the answer prompt
+    assert len(s.memory.graph) == 2  # a question is not stored
+    assert any("ask model queries: where Ana lives" in line for line in why_lines(s.last))
+
+
+def test_memory_survives_a_restart(tmp_path):
+    s = _session(tmp_path)
+    _say(s, "My sister Ana lives in Porto.")
+    s.close()
+    again = _session(tmp_path)
+    hits = again.memory.recall("Ana Porto", 3, learn=False)
+    assert any("Porto" in h.text for h in hits)
+    assert again.memory.step_count == 1  # the pending step ran on close
+
+
+def test_malformed_write_changes_nothing_but_the_episode(tmp_path):
+    s = _session(tmp_path, write="I think I should add something")
+    _say(s, "Ana has a cat called Miso.")
+    assert s.last["write"]["applied"].startswith("nothing: the write model's block did not")
+    assert [s.memory.node(n)["block"] for n in s.memory.graph] == ["episodic"]
+
+
+def test_snapshot_rollback_forget_and_commands(tmp_path):
+    s = _session(tmp_path)
+    _say(s, "My sister Ana lives in Porto.")
+    out, _ = command(s, "/snapshot before")
+    assert (snapshots_dir(s.path) / "before").is_dir() and "saved" in out[0]
+    s.llms["write"].text = "<engram>\nadd semantic 0.9: Ana has a cat called Miso.\n"
+    _say(s, "Ana has a cat called Miso.")
+    assert any("Miso" in line for line in command(s, "/recall Miso cat")[0])
+    command(s, "/rollback before")
+    assert not any("Miso" in s.memory.node(n)["text"] for n in s.memory.graph)
+    assert command(s, "/snapshots")[0] == ["  before"]
+    out, _ = command(s, "/forget 0")
+    assert out == ["  forgot #0"] and not s.memory.is_valid(0)
+    assert s.memory.node(0)["text"]  # history kept
+    out, _ = command(s, "/graph")
+    assert graph_path(s.path).is_file() and str(graph_path(s.path)) in out[0]
+    assert "episodic" in "\n".join(command(s, "/memory")[0])
+    _say(s, "Bo plays the cello.")
+    step = s.memory.step_count
+    command(s, "/good")
+    assert s.pending_reward == 1.0
+    _, done = command(s, "/quit")
+    assert done and s.pending_reward is None and s.last_step_reward == 1.0
+    assert s.memory.step_count == step + 1
+
+
+def test_save_as_and_load_switch_files(tmp_path):
+    s = _session(tmp_path)
+    _say(s, "My sister Ana lives in Porto.")
+    command(s, f"/save {tmp_path / 'copy'}")
+    assert s.path == tmp_path / "copy" and (tmp_path / "copy" / "graph.json").is_file()
+    other = _session(tmp_path, memory="other")
+    _say(other, "Bo plays the cello.")
+    other.close()
+    command(s, f"/load {tmp_path / 'other'}")
+    texts = {s.memory.node(n)["text"] for n in s.memory.graph}
+    assert "Bo plays the cello." in texts and "My sister Ana lives in Porto." not in texts
+
+
+@pytest.mark.parametrize("line, cause", [
+    ("/rollback nope", "no snapshot 'nope'"), ("/snapshot ../x", "bad snapshot name"),
+    ("/load", "/load needs a directory"), ("/frobnicate", "unknown command /frobnicate"),
+    ("/forget 99", "no node 99"), ("/good", "no reply to reward yet"),
+    ("/load /nonexistent/mem", "no memory at /nonexistent/mem"),
+])
+def test_bad_commands_name_the_cause_and_the_fix(tmp_path, line, cause):
+    s = _session(tmp_path)
+    with pytest.raises(MagsError) as err:
+        command(s, line)
+    assert cause in err.value.cause and err.value.fix
+
+
+def test_bad_config_and_a_file_in_place_of_the_memory(tmp_path):
+    with pytest.raises(MagsError, match="backend"):
+        ChatConfig(backend="telepathy")
+    with pytest.raises(MagsError, match="at least 1"):
+        ChatConfig(k=0)
+    (tmp_path / "mem").write_text("not a memory")
+    with pytest.raises(MagsError, match="is a file"):
+        _session(tmp_path)
+    assert (tmp_path / "mem").read_text() == "not a memory"  # nothing lost
