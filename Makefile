@@ -13,7 +13,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 # A native llama.cpp build segfaulted in batched decoding on these CPUs; the portable build is correct.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: help setup test test-fast reproduce smoke summary lab lint bench demo clean
+.PHONY: help setup browser test test-fast reproduce smoke summary lab lint bench demo chat play clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
@@ -29,7 +29,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-test: setup ## Run the test suite (CPU, offline, embedded models)
+browser: ## Install Debian's Chromium for the browser tests, if missing (needs root)
+	@bash tools/browser.sh
+
+test: setup browser ## Run the test suite (CPU, offline, embedded models, real terminal and browser)
 	$(PY) -m pytest -q
 
 test-fast: setup ## Run the tests that need no real model
@@ -46,6 +49,12 @@ smoke: ## reproduce with SMOKE=True (minutes)
 
 demo: setup ## Chat with the embedded model and emit a grammar-constrained recall action
 	$(PY) -m mags_lib.llm --demo
+
+chat: setup ## Talk to MAGS; its memory persists in data/chat/memory (python -m mags_lib chat --help)
+	$(PY) -m mags_lib chat
+
+play: setup ## Play the senseless game (or watch an agent: make play ARGS="--agent mags")
+	$(PY) -m mags_lib play $(ARGS)
 
 bench: setup ## Memory and agent benchmarks (JSON on stdout and in results/bench/)
 	$(PY) -m mags_lib.bench memory --out results/bench/memory.json

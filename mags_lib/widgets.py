@@ -48,7 +48,7 @@ def explore_memory(memory, frames: list | None = None, k: int = 8, height: int =
     time = w.SelectionSlider(options=list(range(len(labels))), value=len(labels) - 1,
                              description="time", readout=False,
                              layout=w.Layout(width="70%"))
-    when = w.Label(value=labels[-1])
+    when = w.Label(value=labels[-1], layout=w.Layout(width="180px"))
     graph_view = w.HTML()
     table = w.HTML()
     status = w.Label()

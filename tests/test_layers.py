@@ -43,11 +43,7 @@ def _imports(package: str) -> set[str]:
     found = set()
     for path in (ROOT / package).rglob("*.py") if (ROOT / package).is_dir() else [
             ROOT / f"{package}.py"]:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                found.add(node.module)
-            elif isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
+        found |= _module_imports(path)
     return {m for m in found if m.startswith("mags_lib.")}
 
 
@@ -60,3 +56,22 @@ def _imports(package: str) -> set[str]:
 def test_packages_import_only_downwards(package, forbidden):
     bad = sorted(m for m in _imports(package) if m.startswith(forbidden))
     assert not bad, f"{package} imports {bad}: move the shared piece below both"
+
+
+def test_nothing_below_the_apps_imports_them():
+    """apps/ (chat, play, explorer helpers) is the top of the library: only `python -m
+    mags_lib` (__main__.py) and notebooks reach it."""
+    users = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.py")
+                   if "apps" not in p.relative_to(ROOT).parts and p.name != "__main__.py"
+                   and any(m.startswith("mags_lib.apps") for m in _module_imports(p)))
+    assert not users, f"{users} import mags_lib.apps: move what they need below it"
+
+
+def _module_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found

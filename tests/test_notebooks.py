@@ -15,6 +15,7 @@ from mags_lib.pipeline import notebooks
 
 EXPECTED = ["01_synthesize_dataset", "02_train_ask_model", "03_train_write_model",
             "04_export_gguf", "05_graph_dynamics", "06_evaluate_game"]
+TOOLS = ["explore_memory"]  # interactive notebooks outside the papermill chain
 
 
 def _code_cells(path: Path) -> list:
@@ -51,7 +52,7 @@ def test_notebook_sources_match_the_built_notebooks():
     import subprocess
     import sys
 
-    for name in EXPECTED:
+    for name in [*EXPECTED, *TOOLS]:
         src = NOTEBOOKS_DIR / "src" / f"{name}.py"
         built = Path(os.environ.get("TMPDIR", "/tmp")) / f"mags_check_{name}.ipynb"
         subprocess.run([sys.executable, str(PROJ_ROOT / "tools" / "mknb.py"), str(src),

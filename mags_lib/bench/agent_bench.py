@@ -103,7 +103,9 @@ def summarise_turns(turns: list[dict[str, Any]], marks: list[int],
     (4, 0.2, 0.3)
     """
     out = []
-    for mark in marks:
+    from mags_lib.progress import progress
+
+    for mark in progress(marks, "turn marks"):
         rows = [r for r in turns if mark - window <= r["turn"] < mark]
         totals = [r["observe_s"] + r.get("act_s", 0.0) for r in rows]
         decisions = [r["observe_s"] + r.get("act_s", 0.0) for r in rows if r["decision"]]

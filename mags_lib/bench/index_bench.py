@@ -114,7 +114,9 @@ def bench_index(cfg: IndexBenchConfig) -> dict:
 
     embedder = HashingEmbedder(cfg.dim)
     results = []
-    for n in cfg.sizes:
+    from mags_lib.progress import progress
+
+    for n in progress(cfg.sizes, "index sizes"):
         corpus = make_corpus(n, cfg.seed)
         rng = np.random.default_rng(cfg.seed + 1)
         picked = rng.integers(n, size=cfg.queries)

@@ -143,7 +143,9 @@ def bench_memory(cfg: MemoryBenchConfig) -> dict:
     """`run_size` for every size, each in a fresh subprocess; targets checked at the largest."""
     machine = machine_info()
     results = []
-    for n in cfg.sizes:
+    from mags_lib.progress import progress
+
+    for n in progress(cfg.sizes, "memory sizes"):
         proc = subprocess.run(_single_cmd(n, cfg), capture_output=True, text=True, check=False,
                               env={**os.environ, **BLAS_ENV})
         if proc.returncode != 0:

@@ -164,7 +164,9 @@ def run_dynamics(cfg: DynamicsConfig, embedder: Any | None = None) -> DynamicsSt
     changes: dict[int, list[int]] = {}
     snapshots: list[tuple[int, Any]] = []
     memories: dict[str, Any] = {}
-    for variant in cfg.variants:
+    from mags_lib.progress import progress
+
+    for variant in progress(cfg.variants, "memory variants"):
         traces[variant] = {}
         for i, seed in enumerate(cfg.seeds):
             keep = snapshots if (variant == cfg.variants[0] and i == 0) else None

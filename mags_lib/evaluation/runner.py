@@ -195,23 +195,23 @@ def run_eval(cfg: EvalConfig, *, llm: Any | None = None, embedder: Any | None = 
         embedder = MemoEmbedder(_embedder(cfg.embedder))
     if roles is None:
         roles = load_role_llms(cfg)
-    for seed in cfg.seeds:
-        for name in cfg.agents:
-            if (name, seed) in done:
-                continue
-            env = SenselessGame(replace(cfg.game, seed=seed))
-            agent = make_agent(name, llm, k=cfg.k, prompt_format=cfg.prompt_format,
-                               answer_tags=cfg.answer_tags, remember_questions=cfg.remember_questions,
-                               context_window=cfg.context_window, embedder=embedder,
-                               memory=dict(cfg.memory), env=env, roles=roles,
-                               loop=dict(cfg.loop))
-            game = run_game(agent, env, seed, name=name, config_id=config_id,
-                            explain_path=out_dir / "explain" / f"{name}_{seed}.jsonl")
-            append_jsonl(games_path, game.to_dict())
-            games.append(game)
-            if cfg.verbose:
-                print(f"{name:<22} seed {seed}: accuracy {game.accuracy:.3f} over "
-                      f"{len(game.decisions)} decisions in {game.seconds:.1f} s", flush=True)
+    from mags_lib.progress import progress
+
+    todo = [(s, a) for s in cfg.seeds for a in cfg.agents if (a, s) not in done]
+    for seed, name in progress(todo, "games"):
+        env = SenselessGame(replace(cfg.game, seed=seed))
+        agent = make_agent(name, llm, k=cfg.k, prompt_format=cfg.prompt_format,
+                           answer_tags=cfg.answer_tags, remember_questions=cfg.remember_questions,
+                           context_window=cfg.context_window, embedder=embedder,
+                           memory=dict(cfg.memory), env=env, roles=roles,
+                           loop=dict(cfg.loop))
+        game = run_game(agent, env, seed, name=name, config_id=config_id,
+                        explain_path=out_dir / "explain" / f"{name}_{seed}.jsonl")
+        append_jsonl(games_path, game.to_dict())
+        games.append(game)
+        if cfg.verbose:
+            print(f"{name:<22} seed {seed}: accuracy {game.accuracy:.3f} over "
+                  f"{len(game.decisions)} decisions in {game.seconds:.1f} s", flush=True)
     games = [g for g in games if g.agent in cfg.agents and g.seed in cfg.seeds]
     summary = summarize(games, gap_threshold=cfg.gap_threshold, recent_window=cfg.recent_window)
     write_ordered_json(out_dir / "metrics.json", summary)

@@ -157,8 +157,9 @@ def _split_rows(cfg: SynthConfig) -> tuple[dict[str, dict[str, list[dict]]], dic
     skips = {t: Counter() for t in TASKS}
     for split, seeds in cfg.split_seeds().items():
         from mags_lib.game import generate_episode
+        from mags_lib.progress import progress
 
-        for i, seed in enumerate(seeds):
+        for i, seed in progress(list(enumerate(seeds)), f"{split} episodes"):
             rows, why = episode_rows(generate_episode(game_config(cfg, seed, i)), cfg)
             for task in TASKS:
                 out[task][split] += rows[task]

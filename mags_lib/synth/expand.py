@@ -301,7 +301,9 @@ def expand_task(task: str, rows: list[dict], seeds: list[dict], llm: Any, *, n: 
     pools = {m: _eligible(task, m, rows) for m in modes}
     shots_of = {"completion": seeds, "observation": paraphrase_seeds(seeds)}
     t0 = time.perf_counter()
-    for i in range(n if rows else 0):
+    from mags_lib.progress import progress
+
+    for i in progress(range(n if rows else 0), f"expand {task}"):
         mode = modes[i % len(modes)]
         if not pools[mode] or not shots_of[mode]:
             report.add(task, mode, "no_candidates_or_seeds", "")

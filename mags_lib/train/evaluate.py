@@ -55,7 +55,9 @@ def _hf_generate(model, tokenizer, prompts: list[list[dict]], max_tokens: int,
     out: list[str] = []
     try:
         model.eval()
-        for i in range(0, len(texts), batch_size):
+        from mags_lib.progress import progress
+
+        for i in progress(range(0, len(texts), batch_size), "generate rows"):
             enc = tokenizer(texts[i:i + batch_size], return_tensors="pt", padding=True,
                             add_special_tokens=False).to(device)
             with torch.no_grad():
@@ -69,8 +71,10 @@ def _hf_generate(model, tokenizer, prompts: list[list[dict]], max_tokens: int,
 
 
 def _chat_generate(llm, prompts: list[list[dict]], max_tokens: int, grammar: str | None) -> list[str]:
+    from mags_lib.progress import progress
+
     return [llm.chat(p, grammar=grammar, max_tokens=max_tokens, temperature=0.0, seed=0).text
-            for p in prompts]
+            for p in progress(prompts, "generate rows")]
 
 
 def generate(model: Any, prompts: list[list[dict]], max_tokens: int = 64,
