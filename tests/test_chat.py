@@ -132,3 +132,22 @@ def test_bad_config_and_a_file_in_place_of_the_memory(tmp_path):
     with pytest.raises(MagsError, match="is a file"):
         _session(tmp_path)
     assert (tmp_path / "mem").read_text() == "not a memory"  # nothing lost
+
+
+def test_an_unreachable_server_is_an_error_that_loses_nothing(tmp_path):
+    from mags_lib.apps.chat import load_models
+
+    cfg = ChatConfig(memory=str(tmp_path / "mem"), backend="openai", model="served",
+                     base_url="http://127.0.0.1:9/v1", embedder="hashing")
+    llms, few_shot = load_models(cfg, say=lambda s: None)
+    assert few_shot == {"answer": False, "ask": True, "write": True}  # served: worked examples
+    s = ChatSession.open(cfg, llms=llms, few_shot=few_shot, embedder=HashingEmbedder(),
+                         say=lambda s: None)
+    with pytest.raises(MagsError) as err:
+        _say(s, "My sister Ana lives in Porto.")
+    assert "cannot reach the LLM server at http://127.0.0.1:9/v1" in err.value.cause
+    assert "start the server" in err.value.fix
+    s.close()
+    again = _session(tmp_path)
+    assert [again.memory.node(n)["text"] for n in again.memory.graph] == [
+        "My sister Ana lives in Porto."]  # the message was kept

@@ -118,6 +118,15 @@ def fake_server():
                 self.end_headers()
                 self.wfile.write(b"model crashed")
                 return
+            if body.get("stream"):  # server-sent events, one piece per word, then [DONE]
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for word in ["hello ", "from ", "fake"]:
+                    chunk = {"choices": [{"delta": {"content": word}}]}
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                return
             if self.path.endswith("/chat/completions"):
                 choice = {"message": {"content": "hello from fake"}, "finish_reason": "stop"}
             else:
@@ -157,3 +166,28 @@ def test_openai_backend_server_error_is_clear(fake_server):
     llm = load_llm(backend="openai", model="broken", base_url=url, cache=False)
     with pytest.raises(BackendUnavailableError, match="HTTP 500"):
         llm.chat(MSGS)
+
+
+def test_replies_stream_from_a_server_and_from_llama_cpp(fake_server, embedded_llm):
+    from mags_lib.llm.stream import stream_chat
+
+    url, seen = fake_server
+    served = load_llm(backend="openai", model="served", base_url=url)  # cached: streams anyway
+    assert list(stream_chat(served, MSGS, max_tokens=5)) == ["hello ", "from ", "fake"]
+    assert seen[-1]["body"]["stream"] is True
+    pieces = list(stream_chat(embedded_llm, MSGS, max_tokens=12, temperature=0.0, seed=0))
+    whole = embedded_llm.chat(MSGS, max_tokens=12, temperature=0.0, seed=0).text
+    assert len(pieces) > 1 and "".join(pieces) == whole
+
+
+def test_a_backend_that_cannot_stream_answers_in_one_piece():
+    from mags_lib.llm import Completion
+    from mags_lib.llm.stream import stream_chat
+
+    class Whole:
+        name = "whole"
+
+        def chat(self, messages, **kw):
+            return Completion("all at once")
+
+    assert list(stream_chat(Whole(), MSGS)) == ["all at once"]
