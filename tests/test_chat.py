@@ -112,7 +112,7 @@ def test_save_as_and_load_switch_files(tmp_path):
 
 @pytest.mark.parametrize("line, cause", [
     ("/rollback nope", "no snapshot 'nope'"), ("/snapshot ../x", "bad snapshot name"),
-    ("/load", "/load needs a directory"), ("/frobnicate", "unknown command /frobnicate"),
+    ("/load", "/load needs a directory"),
     ("/forget 99", "no node 99"), ("/good", "no reply to reward yet"),
     ("/load /nonexistent/mem", "no memory at /nonexistent/mem"),
 ])
@@ -147,7 +147,45 @@ def test_an_unreachable_server_is_an_error_that_loses_nothing(tmp_path):
         _say(s, "My sister Ana lives in Porto.")
     assert "cannot reach the LLM server at http://127.0.0.1:9/v1" in err.value.cause
     assert "start the server" in err.value.fix
+    assert len(s.memory.graph) == 0 and s.turn == 0  # the failed turn was not half-applied
     s.close()
-    again = _session(tmp_path)
-    assert [again.memory.node(n)["text"] for n in again.memory.graph] == [
-        "My sister Ana lives in Porto."]  # the message was kept
+
+
+def test_an_interrupted_turn_is_applied_whole_or_not_at_all(tmp_path):
+    s = _session(tmp_path)
+    _say(s, "My sister Ana lives in Porto.")
+    nodes, step, turn = set(s.memory.graph), s.memory.step_count, s.turn
+    reply = s.reply("Ana has a cat called Miso.")
+    next(reply)  # the write is applied, the answer has started
+    assert len(s.memory.graph) > len(nodes)
+    reply.close()  # what Ctrl-C in the middle of the answer does (chat_cli closes the reply)
+    assert set(s.memory.graph) == nodes and s.memory.step_count == step and s.turn == turn
+    assert s.last == {"aborted": True, "turn": turn + 1}
+    _say(s, "Ana has a cat called Miso.")  # the chat goes on, the pending step runs once
+    assert s.memory.step_count == step + 1 and s.turn == turn + 1
+
+
+def test_an_unknown_command_prints_the_help(tmp_path):
+    out, done = command(_session(tmp_path), "/frobnicate")
+    assert out[0] == "unknown command /frobnicate" and "/rollback <name>" in out[1] and not done
+
+
+def test_a_foreign_memory_is_left_untouched_and_a_new_one_offered(tmp_path, monkeypatch):
+    from mags_lib.apps import chat_cli
+    from mags_lib.apps.chat import ChatSession as Session
+
+    foreign = tmp_path / "mem"
+    foreign.mkdir()
+    (foreign / "graph.json").write_text('{"something": "else"}')
+    cfg = ChatConfig(memory=str(foreign), embedder="hashing")
+    opened = Session.open
+    monkeypatch.setattr(Session, "open", classmethod(lambda cls, c, say=print: opened(
+        c, llms={r: Scripted("x") for r in ("answer", "ask", "write")},
+        embedder=HashingEmbedder(), say=say)))
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True, raising=False)
+    monkeypatch.setattr("builtins.input", lambda prompt: "y")
+    session = chat_cli.open_session(cfg)
+    assert session.path == tmp_path / "mem-new" and len(session.memory.graph) == 0
+    assert (foreign / "graph.json").read_text() == '{"something": "else"}'
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    assert chat_cli.open_session(cfg) is None

@@ -62,6 +62,42 @@ def test_a_fact_told_before_a_restart_comes_back_and_rollback_undoes(tmp_path):
     chat.expect(pexpect.EOF)
 
 
+def test_ctrl_c_mid_answer_keeps_the_memory_as_it_was(tmp_path):
+    memory = str(tmp_path / "memory")
+    chat = _spawn("chat", "--memory", memory, "--max-tokens", "600")
+    chat.expect_exact(PROMPT)
+    _send(chat, "My sister Ana lives in Porto.")
+    chat.sendline("Bo keeps bees. Write a very long story about Bo and his bees.")
+    chat.expect_exact("mags> ")
+    chat.expect(r"\w+ \w+")  # the answer is streaming
+    chat.sendintr()
+    chat.expect_exact("[interrupted: this turn was not applied to memory]")
+    chat.expect_exact(PROMPT)
+    assert "Bo keeps bees" not in _send(chat, "/memory")
+    assert "Bo keeps bees" not in _send(chat, "/recall Bo and his bees")
+    chat.sendintr()  # at the prompt: the line is dropped, the chat stays
+    chat.expect_exact("(Ctrl-D or /quit to leave)")
+    chat.expect_exact(PROMPT)
+    assert "episodic 1" in _send(chat, "/memory")
+    chat.sendline("/quit")
+    chat.expect(pexpect.EOF)
+
+
+def test_a_corrupt_memory_is_left_alone_and_a_new_one_offered(tmp_path):
+    broken = tmp_path / "memory"
+    broken.mkdir()
+    (broken / "graph.json").write_text("{ truncated")
+    chat = _spawn("chat", "--memory", str(broken))
+    chat.expect(r"error: .*memory/\w+\.\w+ does not exist")
+    chat.expect_exact(f"Start a new memory at {broken}-new? [y/N] ")
+    chat.sendline("y")
+    chat.expect_exact(PROMPT)
+    assert f"memory {broken}-new: empty" in chat.before
+    chat.sendline("/quit")
+    chat.expect(pexpect.EOF)
+    assert (broken / "graph.json").read_text() == "{ truncated"
+
+
 def test_a_person_plays_the_game_and_gets_a_score_line():
     game = _spawn("play", "--turns", "14", "--seed", "3")
     answered = 0

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mags_lib.errors import MagsError
+from mags_lib.errors import CorruptFileError, MagsError
 from mags_lib.paths import CHAT_DIR
 
 ROLES = ("answer", "ask", "write")
@@ -177,6 +177,8 @@ class ChatSession:
         self.turn = memory.step_count
         self.last: dict[str, Any] = {}
 
+    last_step_reward: float | None = None
+
     @classmethod
     def open(cls, cfg: ChatConfig, *, llms: dict[str, Any] | None = None,
              few_shot: dict[str, bool] | None = None, embedder: Any = None,
@@ -195,13 +197,28 @@ class ChatSession:
 
     # ----- a turn -----------------------------------------------------------------------
     def reply(self, text: str) -> Iterator[str]:
-        """Run one turn on the person's message; yield the reply as it is generated."""
-        from mags_lib.agents.router import message_kind, route
-        from mags_lib.llm.stream import stream_chat
+        """Run one turn on the person's message; yield the reply as it is generated.
 
+        The turn is applied whole or not at all: if it fails or is interrupted (Ctrl-C, or the
+        generator is closed early), the memory goes back to the last saved state, which is the
+        state before the turn (every turn and command saves)."""
         text = text.strip()
         if not text:
             raise MagsError("empty message", "type something, or /help for the commands")
+        before = (self.stepped, self.pending_reward, self.last_step_reward, self.turn,
+                  list(self.exchanges))
+        finished = False
+        try:
+            yield from self._turn(text)
+            finished = True
+        finally:
+            if not finished:
+                self._abort(before)
+
+    def _turn(self, text: str) -> Iterator[str]:
+        from mags_lib.agents.router import message_kind, route
+        from mags_lib.llm.stream import stream_chat
+
         self._step()
         self.turn += 1
         kind = message_kind(text)
@@ -223,6 +240,13 @@ class ChatSession:
         self.exchanges.append((text, answer))
         self.stepped = False
         self.save()
+
+    def _abort(self, before: tuple) -> None:
+        """Undo a turn that did not finish: the memory as last saved, the counters as before."""
+        self.memory = open_memory(self.path, self.embedder)
+        (self.stepped, self.pending_reward, self.last_step_reward, self.turn,
+         self.exchanges) = before
+        self.last = {"aborted": True, "turn": self.turn + 1}
 
     def _write(self, text: str) -> None:
         from mags_lib.actions import parse_actions
@@ -375,8 +399,8 @@ def open_memory(path: str | Path, embedder: Any, *, create: bool = True) -> Any:
     path = Path(path)
     if path.exists():
         if not path.is_dir():
-            raise MagsError(f"{path} is a file, not a memory directory",
-                            "name a directory with --memory (a new one is created)")
+            raise CorruptFileError(f"{path} is a file, not a memory directory",
+                                   "name a directory with --memory (a new one is created)")
         return LiquidMemory.load(path, embedder=embedder)
     if not create:
         raise MagsError(f"no memory at {path}", "check the path (a directory written by /save)")

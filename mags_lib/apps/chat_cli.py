@@ -10,11 +10,11 @@ import argparse
 import contextlib
 import json
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from mags_lib.apps.chat import ChatConfig, ChatSession, describe, memory_blocks, recent_changes
-from mags_lib.errors import MagsError
+from mags_lib.errors import CorruptFileError, MagsError
 
 PROMPT = "you> "
 HELP = """commands:
@@ -122,7 +122,7 @@ def command(session: ChatSession, line: str) -> tuple[list[str], bool]:
     if name in ("good", "bad"):
         session.reward(1.0 if name == "good" else -1.0)
         return [f"  reward {'+1' if name == 'good' else '-1'} noted for the last reply"], False
-    raise MagsError(f"unknown command /{name}", "type /help for the commands")
+    return [f"unknown command /{name}", HELP], False
 
 
 def repl(session: ChatSession) -> int:
@@ -132,9 +132,12 @@ def repl(session: ChatSession) -> int:
     while True:
         try:
             line = input(PROMPT)
-        except (EOFError, KeyboardInterrupt):
+        except EOFError:
             print(f"\nsaved {session.close()}")
             return 0
+        except KeyboardInterrupt:  # as in a shell: drop the line, stay
+            print("\n(Ctrl-D or /quit to leave)", flush=True)
+            continue
         line = line.strip()
         if not line:
             continue
@@ -147,11 +150,11 @@ def repl(session: ChatSession) -> int:
                 continue
             print("mags> ", end="", flush=True)
             try:
-                for piece in session.reply(line):
-                    print(piece, end="", flush=True)
-            except KeyboardInterrupt:  # stop the reply, keep the chat (and what was written)
-                print(" [interrupted]", end="")
-                session.save()
+                with contextlib.closing(session.reply(line)) as reply:
+                    for piece in reply:
+                        print(piece, end="", flush=True)
+            except KeyboardInterrupt:  # closing the reply undid the turn; the chat goes on
+                print(" [interrupted: this turn was not applied to memory]", end="")
             print(flush=True)
         except MagsError as exc:
             print(f"error: {exc}", flush=True)
@@ -161,11 +164,44 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         cfg = ChatConfig(**{f.name: getattr(args, f.name) for f in fields(ChatConfig)})
-        session = ChatSession.open(cfg, say=lambda s: print(s, flush=True))
+        session = open_session(cfg)
     except MagsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if session is None:
+        return 2
     return repl(session)
+
+
+def open_session(cfg: ChatConfig) -> ChatSession | None:
+    """`ChatSession.open`; a memory that cannot be read is left untouched and, in a terminal,
+    a new memory beside it is offered (None when the person declines)."""
+    say = lambda s: print(s, flush=True)  # noqa: E731
+    try:
+        return ChatSession.open(cfg, say=say)
+    except CorruptFileError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        fresh = free_path(cfg.memory)
+        if not sys.stdin.isatty():
+            print(f"the memory at {cfg.memory} was left as it is; start with --memory {fresh}",
+                  file=sys.stderr)
+            return None
+        answer = input(f"{cfg.memory} was left as it is. Start a new memory at {fresh}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            return None
+        return ChatSession.open(replace(cfg, memory=str(fresh)), say=say)
+
+
+def free_path(path: str) -> str:
+    """`path` with the first free suffix: memory-new, memory-new2, ..."""
+    from pathlib import Path
+
+    base = Path(path)
+    for i in range(1, 1000):
+        candidate = base.with_name(f"{base.name}-new{'' if i == 1 else i}")
+        if not candidate.exists():
+            return str(candidate)
+    raise MagsError(f"no free name beside {path}", "pass --memory with a new directory")
 
 
 if __name__ == "__main__":
