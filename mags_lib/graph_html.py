@@ -44,7 +44,7 @@ _EMPTY = re.compile(r"<!--.*?-->|<center>\s*<h1>\s*</h1>\s*</center>", re.S)  # 
 _DRAWN_HOOK = ("<script>network.once('afterDrawing', function () { window.magsDrawn = true; "
                "});</script>")  # set after the first frame (after stabilisation): tests wait on it
 _TOOLTIP_CSS = ("<style>.vis-tooltip{white-space:pre-wrap!important;max-width:420px;"
-                "font-family:sans-serif;font-size:12px}</style>")
+                "font-family:sans-serif!important;font-size:12px!important}</style>")
 
 
 def _rgba(hex_colour: str, alpha: float) -> str:
@@ -54,6 +54,19 @@ def _rgba(hex_colour: str, alpha: float) -> str:
 
 def _short(text: str, n: int = LABEL_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _when(t: float) -> str:
+    """A wall-clock time as a UTC date, a game or test clock as a number.
+
+    >>> _when(1795605992.4), _when(12.0)
+    ('2026-11-25 11:26 UTC', 't=12.0')
+    """
+    import time
+
+    if t > 1e9:  # seconds since 1970: a real clock
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t))
+    return f"t={t:.1f}"
 
 
 def node_tooltip(node_id: Any, data: dict[str, Any]) -> str:
@@ -76,7 +89,7 @@ def node_tooltip(node_id: Any, data: dict[str, Any]) -> str:
     if "created" in data:
         when = f"written: step {data['created']}"
         if data.get("created_at") is not None:
-            when += f", t={float(data['created_at']):.1f}"
+            when += f", {_when(float(data['created_at']))}"
         lines.append(when)
     if "valid_from" in data:
         end = data.get("valid_to")
