@@ -13,7 +13,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 # A native llama.cpp build segfaulted in batched decoding on these CPUs; the portable build is correct.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: help setup browser test test-fast reproduce smoke summary lab lint bench demo chat play clean
+.PHONY: help setup notebooks browser test test-fast reproduce smoke summary lab lint bench demo chat play clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
@@ -28,6 +28,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -e ".[dev]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
+
+notebooks: setup ## Rebuild notebooks/*.ipynb from their jupytext sources in notebooks/src/
+	for f in notebooks/src/*.py; do \
+	  $(VENV)/bin/jupytext --quiet --update --set-kernel python3 --to ipynb -o notebooks/$$(basename $$f .py).ipynb $$f; done
 
 browser: ## Install Debian's Chromium for the browser tests, if missing (needs root)
 	@bash tools/browser.sh

@@ -48,18 +48,21 @@ def test_notebook_is_thin_and_clean(name):
 
 
 def test_notebook_sources_match_the_built_notebooks():
-    """notebooks/src/*.py are the editable sources; the .ipynb must be rebuilt from them."""
-    import subprocess
-    import sys
+    """notebooks/src/*.py (jupytext percent scripts) are the editable sources; each .ipynb must
+    be rebuilt from its source (`make notebooks`) and carry the papermill `parameters` tag."""
+    import jupytext
 
     for name in [*EXPECTED, *TOOLS]:
         src = NOTEBOOKS_DIR / "src" / f"{name}.py"
-        built = Path(os.environ.get("TMPDIR", "/tmp")) / f"mags_check_{name}.ipynb"
-        subprocess.run([sys.executable, str(PROJ_ROOT / "tools" / "mknb.py"), str(src),
-                        str(built)], check=True)
-        want = [c.source for c in nbformat.read(built, as_version=4).cells]
-        have = [c.source for c in nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4).cells]
-        assert want == have, f"rebuild {name}.ipynb: python tools/mknb.py {src} ..."
+        built = jupytext.read(src, fmt="py:percent")
+        committed = nbformat.read(NOTEBOOKS_DIR / f"{name}.ipynb", as_version=4)
+        want = [(c.cell_type, c.source) for c in built.cells]
+        have = [(c.cell_type, c.source) for c in committed.cells]
+        assert want == have, f"rebuild {name}.ipynb from {src}: make notebooks"
+        first = next(c for c in committed.cells if c.cell_type == "code")
+        assert "parameters" in first.metadata.get("tags", []), f"{name}: tag the first cell"
+    assert sorted(p.stem for p in (NOTEBOOKS_DIR / "src").glob("*.py")) == sorted(
+        [*EXPECTED, *TOOLS]), "every source has a notebook, every notebook a source"
 
 
 @pytest.mark.slow

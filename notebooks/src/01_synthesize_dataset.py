@@ -9,7 +9,7 @@
 # Outputs: `data/synth/{ask,write,answer}/{train,val,test}.jsonl` and
 # `results/01_synthesize_dataset/` (config, metrics, manifest, figures).
 
-# %%
+# %% tags=["parameters"]
 SMOKE = False  # shrink every size for a quick end-to-end check (same code path)
 SEED = 0  # phrasing, sampling and expansion seed
 EXPAND = True  # few-shot LLM expansion on / off

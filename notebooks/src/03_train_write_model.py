@@ -15,7 +15,7 @@
 # together, judged per task next to the separate models (ask from notebook 02's saved table).
 # About 25 more minutes on a 2-core CPU, so off by default.
 
-# %%
+# %% tags=["parameters"]
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 WRITE_SFT_STEPS = 120  # ~18 s a step at batch 8 on an idle 2-core CPU; 40 (320 rows) left the op unread

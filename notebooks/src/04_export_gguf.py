@@ -14,7 +14,7 @@
 # exports the unchanged base model: that round trip must agree token for token.
 # Writes `results/04_export_gguf/` (config, metrics, manifest, figure).
 
-# %%
+# %% tags=["parameters"]
 SMOKE = False  # True: the same run on fewer prompts, tokens and models (about a minute)
 MODELS = []  # checkpoint dirs; empty: trained models under models/ (02/03), else the base model
 QUANT_TYPES = ["f16", "q8_0", "q4_k_m"]  # f16 / f32 written here, the rest by llama.cpp

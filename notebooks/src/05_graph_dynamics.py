@@ -12,7 +12,7 @@
 # Outputs: `results/05_graph_dynamics/` (`metrics.json`, `traces.jsonl`, figures, the final
 # memory in the saved format, `manifest.json`).
 
-# %%
+# %% tags=["parameters"]
 SMOKE = False
 SEEDS = [0, 1, 2]
 EPISODE_LENGTH = 1000

@@ -28,7 +28,7 @@
 # surface `<surface>/metrics.json`, `games.jsonl`, `explain/` with every decision's recalled
 # nodes, the ask model's queries and the last write, figures).
 
-# %%
+# %% tags=["parameters"]
 SMOKE = False
 SEEDS = [0, 1, 2]
 EPISODE_LENGTH = 200

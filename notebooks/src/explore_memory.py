@@ -10,7 +10,7 @@
 # `MEMORY_DIR` names a saved memory (the chat's is `data/chat/memory`); empty builds a small
 # demo memory by observing a game (no trained model: see `mags_lib/apps/explore.py`).
 
-# %%
+# %% tags=["parameters"]
 MEMORY_DIR = ""
 EMBEDDER = "embedded"  # all-MiniLM-L6-v2; "hashing" for a fast fake
 DEMO_TURNS = 120
