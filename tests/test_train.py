@@ -433,3 +433,28 @@ def test_seed_tool_pools_val_and_test(tmp_path, monkeypatch):
         json.dumps({"rows": 1, "texts": {"ask-sft": [RECALL]}}))
     with pytest.raises(MagsError, match="do not cover both splits"):
         tool.pooled(rows, params)
+
+
+def test_role_recipes_are_typed_and_defaults_live_in_the_stage_configs():
+    """A recipe sets sizes and the few settings it changes; everything else is the stage
+    configs' own default (one source), e.g. no role-level learning rate hides in a dict."""
+    from dataclasses import fields as dc_fields
+
+    from mags_lib.train.config import GRPOStageConfig, SFTStageConfig
+    from mags_lib.train.roles import ROLE_RECIPES, ROLES, RoleRecipe, default_stages
+
+    plain_grpo, plain_sft = GRPOStageConfig(), SFTStageConfig()
+    shaped = {"name", "max_steps", "per_device_train_batch_size", "num_generations",
+              "max_completion_length", "reward_names", "reward_weights"}
+    for role in ROLES:
+        recipe = ROLE_RECIPES[role]
+        assert isinstance(recipe, RoleRecipe)
+        sft, grpo = default_stages(role)
+        assert sft.max_steps == recipe.sft_steps and grpo.max_steps == recipe.grpo_steps
+        overridden = set(recipe.grpo_overrides()) | shaped
+        for f in dc_fields(GRPOStageConfig):
+            if f.name not in overridden:
+                assert getattr(grpo, f.name) == getattr(plain_grpo, f.name), (role, f.name)
+        assert sft.learning_rate == plain_sft.learning_rate
+    assert default_stages("ask")[1].learning_rate == 1e-4
+    assert default_stages("write")[1].learning_rate == plain_grpo.learning_rate == 5e-5

@@ -102,7 +102,9 @@ class GRPOStageConfig(StageConfig):
 
     name: str = field(default="ask-grpo", metadata={
         "help": "run name; the model is saved under models/<name>/ unless output_dir is set"})
-    learning_rate: float = field(default=2e-5, metadata={"help": "peak AdamW learning rate"})
+    learning_rate: float = field(default=5e-5, metadata={
+        "help": "peak AdamW learning rate (the write, answer and mixed roles' value; the ask "
+                "role's recipe sets 1e-4)"})
     max_steps: int = field(default=100, metadata={"help": "optimiser steps; -1 = use epochs"})
     per_device_train_batch_size: int = field(default=4, metadata={
         "help": "completions per step; a multiple of num_generations"})

@@ -47,50 +47,70 @@ ROLE_REWARDS: dict[str, dict[str, float]] = {
 }
 """GRPO reward functions (by name in `rewards.REWARDS`) and their weights, per role."""
 
-# Full-run sizes per role. Token budgets follow the outputs (SmolLM2 tokens in the synth data):
-# a recall block of one or two queries 20-57, an engram block 10-37, an answer tag ~8. GRPO
-# steps are few (after SFT most answer groups have no reward spread; more steps lowered the
-# write model's F1); the ask model's GRPO runs on mined prompts, lowest SFT score first
-# (`mining.py`), 4 a step at lr 1e-4 and temperature 0.7, advantages scaled by the batch. The
-# write model's SFT needs 120 steps: at 40 its op followed the system prompt, not the text.
-# The runs behind each choice are in docs/journal.md ("Choosing the role recipes").
-ROLE_SIZES: dict[str, dict[str, Any]] = {
-    "ask": {"sft_steps": 36, "grpo_steps": 10, "completion_tokens": 64, "eval_tokens": 64,
-            "grpo_prompts": 4, "grpo_lr": 1e-4, "grpo_temperature": 0.7,
-            "grpo_scale_rewards": "batch", "grpo_mine": 400, "grpo_mine_lowest_first": True},
-    "write": {"sft_steps": 120, "grpo_steps": 10, "completion_tokens": 48, "eval_tokens": 48},
-    "answer": {"sft_steps": 30, "grpo_steps": 10, "completion_tokens": 12, "eval_tokens": 16},
-    "mixed": {"sft_steps": 60, "grpo_steps": 30, "completion_tokens": 64, "eval_tokens": 64},
+@dataclass(frozen=True)
+class RoleRecipe:
+    """A role's full-run sizes and the few settings where it departs from the stage configs'
+    defaults. A field left None means the stage config's own default (`SFTStageConfig`,
+    `GRPOStageConfig`): the one place defaults live."""
+
+    sft_steps: int = field(metadata={"help": "SFT optimiser steps at batch 8"})
+    grpo_steps: int = field(metadata={"help": "GRPO optimiser steps"})
+    completion_tokens: int = field(metadata={
+        "help": "GRPO completion budget (the role's outputs in SmolLM2 tokens: a recall block "
+                "of one or two queries 20-57, an engram block 10-37, an answer tag ~8)"})
+    eval_tokens: int = field(metadata={"help": "tokens generated per judged prompt"})
+    grpo_prompts: int = field(default=1, metadata={
+        "help": "prompts per GRPO step, each with num_generations completions"})
+    grpo_lr: float | None = field(default=None, metadata={"help": "GRPO peak learning rate"})
+    grpo_temperature: float | None = field(default=None, metadata={
+        "help": "rollout sampling temperature"})
+    grpo_scale_rewards: str | None = field(default=None, metadata={
+        "help": "TRL's advantage scaling: 'group' or 'batch'"})
+    grpo_mine: int | None = field(default=None, metadata={
+        "help": "training rows the SFT model is decoded on to mine GRPO's prompts (mining.py)"})
+    grpo_mine_lowest_first: bool | None = field(default=None, metadata={
+        "help": "mined rows lowest score first (else in the rows' order)"})
+
+    def grpo_overrides(self) -> dict[str, Any]:
+        """The GRPOStageConfig fields this recipe sets (None fields are left to its defaults)."""
+        pairs = {"learning_rate": self.grpo_lr, "temperature": self.grpo_temperature,
+                 "scale_rewards": self.grpo_scale_rewards, "mine_candidates": self.grpo_mine,
+                 "mine_lowest_first": self.grpo_mine_lowest_first}
+        return {k: v for k, v in pairs.items() if v is not None}
+
+
+# GRPO steps are few (after SFT most answer groups have no reward spread; more steps lowered the
+# write model's F1); the ask model's GRPO runs on mined prompts, lowest SFT score first, 4 a step
+# at lr 1e-4 and temperature 0.7, advantages scaled by the batch. The write model's SFT needs
+# 120 steps: at 40 its op followed the system prompt, not the text. The runs behind each choice
+# are in docs/journal.md ("Choosing the role recipes").
+ROLE_RECIPES: dict[str, RoleRecipe] = {
+    "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
+                      grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
+                      grpo_scale_rewards="batch", grpo_mine=400, grpo_mine_lowest_first=True),
+    "write": RoleRecipe(sft_steps=120, grpo_steps=10, completion_tokens=48, eval_tokens=48),
+    "answer": RoleRecipe(sft_steps=30, grpo_steps=10, completion_tokens=12, eval_tokens=16),
+    "mixed": RoleRecipe(sft_steps=60, grpo_steps=30, completion_tokens=64, eval_tokens=64),
 }
-"""Per role: SFT and GRPO steps, token budgets, and optionally `grpo_prompts` (prompts per GRPO
-step, each with `num_generations` completions; default 1), `grpo_lr` (default 5e-5),
-`grpo_temperature` (rollout sampling temperature; default 1.0), `grpo_scale_rewards` (TRL's
-advantage scaling: "group", the default, or "batch") and `grpo_mine` (training rows the SFT model
-is decoded on to mine GRPO's prompts, `mining.py`; default 0, off) with `grpo_mine_reward` (the
-reward a mined row scores below 1 on; default recall_precision_reward) and
-`grpo_mine_lowest_first` (mined rows lowest score first; default False, the rows' order)."""
+"""The full-run recipe of each role (smoke runs shrink it through the stage configs)."""
+SFT_BATCH = 8
+GRPO_GENERATIONS = 4
 
 
-def default_stages(role: str, sizes: dict[str, Any] | None = None
+def default_stages(role: str, recipe: RoleRecipe | None = None
                    ) -> tuple[SFTStageConfig, GRPOStageConfig]:
     """The SFT and GRPO stage configs a role trains with unless told otherwise."""
-    s = {**ROLE_SIZES[role], **(sizes or {})}
+    r = recipe or ROLE_RECIPES[role]
     rewards = ROLE_REWARDS[role]
-    sft = SFTStageConfig(name=f"{role}-sft", max_steps=s["sft_steps"],
-                         per_device_train_batch_size=8, learning_rate=5e-4, warmup_steps=0.05,
+    sft = SFTStageConfig(name=f"{role}-sft", max_steps=r.sft_steps,
+                         per_device_train_batch_size=SFT_BATCH, warmup_steps=0.05,
                          max_length=384)
-    generations = 4
-    grpo = GRPOStageConfig(name=f"{role}-grpo", max_steps=s["grpo_steps"],
-                           per_device_train_batch_size=generations * s.get("grpo_prompts", 1),
-                           num_generations=generations,
-                           max_completion_length=s["completion_tokens"],
-                           learning_rate=s.get("grpo_lr", 5e-5),
-                           temperature=s.get("grpo_temperature", 1.0),
-                           scale_rewards=s.get("grpo_scale_rewards", "group"),
-                           mine_candidates=s.get("grpo_mine", 0),
-                           mine_reward=s.get("grpo_mine_reward", "recall_precision_reward"),
-                           mine_lowest_first=s.get("grpo_mine_lowest_first", False),
-                           reward_names=list(rewards), reward_weights=list(rewards.values()))
+    grpo = GRPOStageConfig(name=f"{role}-grpo", max_steps=r.grpo_steps,
+                           per_device_train_batch_size=GRPO_GENERATIONS * r.grpo_prompts,
+                           num_generations=GRPO_GENERATIONS,
+                           max_completion_length=r.completion_tokens,
+                           reward_names=list(rewards), reward_weights=list(rewards.values()),
+                           **r.grpo_overrides())
     return sft, grpo
 
 
@@ -122,7 +142,7 @@ class RoleTrainConfig:
                 "budget on every row (the embedded model has scored 0 on every row judged so "
                 "far), so the full runs judge it on fewer rows"})
     eval_max_tokens: int | None = field(default=None, metadata={
-        "help": "tokens generated per judged prompt; None = the role's default (ROLE_SIZES)"})
+        "help": "tokens generated per judged prompt; None = the role's recipe (ROLE_RECIPES)"})
     eval_test: bool = field(default=True, metadata={
         "help": "also judge the final (GRPO) model on the test split, if data holds one"})
     seed: int = field(default=0, metadata={"help": "seed for row order, LoRA init, sampling"})
@@ -143,7 +163,7 @@ class RoleTrainConfig:
         self.sft = self.sft or sft
         self.grpo = self.grpo or grpo
         if self.eval_max_tokens is None:
-            self.eval_max_tokens = ROLE_SIZES[self.role]["eval_tokens"]
+            self.eval_max_tokens = ROLE_RECIPES[self.role].eval_tokens
 
     def with_steps(self, sft_steps: int | None = None, grpo_steps: int | None = None
                    ) -> RoleTrainConfig:
