@@ -138,12 +138,13 @@ def _role_models(cfg: AgentBenchConfig) -> tuple[dict[str, str], str]:
 def bench_agent(cfg: AgentBenchConfig) -> dict[str, Any]:
     """Play and time every agent of `cfg`; see the module docstring."""
     from mags_lib.agents import MemoEmbedder, make_agent
-    from mags_lib.bench.timing import machine_info, peak_rss_mb
+    from mags_lib.bench.timing import machine_info
     from mags_lib.embed import default_embedder
     from mags_lib.evaluation.answer_model import decision_llm_settings
     from mags_lib.evaluation.runner import run_game
     from mags_lib.game import GameConfig, SenselessGame
     from mags_lib.llm import LLMConfig, load_llm
+    from mags_lib.rss import peak_rss_mb
 
     decision = decision_llm_settings(cfg.decision_llm)
     base = LLMConfig(model=decision["model"], n_ctx=1024, cache=False, n_threads=cfg.threads)

@@ -23,7 +23,8 @@ import numpy as np
 
 from mags_lib.bench import MEMORY_TARGETS
 from mags_lib.bench.corpus import make_corpus
-from mags_lib.bench.timing import latency_summary, machine_info, peak_rss_mb, time_each
+from mags_lib.bench.timing import latency_summary, machine_info, time_each
+from mags_lib.rss import peak_rss_mb
 
 
 @dataclass

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import resource
 import sys
 import time
 from collections.abc import Callable
@@ -30,12 +29,6 @@ def time_each(fn: Callable, args: list) -> tuple[list[float], list]:
         out.append(fn(a))
         ms.append((time.perf_counter() - t) * 1e3)
     return ms, out
-
-
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far (ru_maxrss: KiB on Linux, bytes on macOS)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
 def machine_info() -> dict:

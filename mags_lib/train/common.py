@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import resource
 import sys
 import time
 from contextlib import contextmanager
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mags_lib.manifest import manifest, write_json
+from mags_lib.rss import current_rss_mb, peak_rss_mb
 
 
 def trainer_kwargs(cfg, out_dir: Path, cuda: bool) -> dict[str, Any]:
@@ -99,21 +99,6 @@ def point_tensorboard(trainer, log_dir: Path) -> Path | None:
     return None
 
 
-def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far, in MiB (Linux reports KiB, macOS bytes)."""
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
-
-
-def _rss_mb() -> float | None:
-    """Current resident memory of this process in MiB (Linux /proc), or None elsewhere."""
-    try:
-        pages = int(Path("/proc/self/statm").read_text().split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
-    return pages * resource.getpagesize() / (1024 * 1024)
-
-
 @contextmanager
 def peak_memory(interval_s: float = 0.2):
     """`with peak_memory() as m: ...` then `m["rss_mb"]` is the peak resident memory during the
@@ -125,12 +110,12 @@ def peak_memory(interval_s: float = 0.2):
     cuda = torch is not None and torch.cuda.is_available()
     if cuda:
         torch.cuda.reset_peak_memory_stats()
-    out: dict[str, float | None] = {"rss_mb": _rss_mb(), "cuda_mb": None}
+    out: dict[str, float | None] = {"rss_mb": current_rss_mb(), "cuda_mb": None}
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.wait(interval_s):
-            now = _rss_mb()
+            now = current_rss_mb()
             if now is not None:
                 out["rss_mb"] = max(out["rss_mb"] or 0.0, now)
 
@@ -141,7 +126,7 @@ def peak_memory(interval_s: float = 0.2):
     finally:
         stop.set()
         thread.join()
-        now = _rss_mb()
+        now = current_rss_mb()
         out["rss_mb"] = max(out["rss_mb"] or 0.0, now) if now is not None else peak_rss_mb()
         if cuda:
             out["cuda_mb"] = torch.cuda.max_memory_allocated() / (1024 * 1024)
