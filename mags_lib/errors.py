@@ -27,3 +27,8 @@ class CorruptFileError(MagsError):
 
 class BackendUnavailableError(MagsError):
     """An LLM backend that cannot be reached or is not installed."""
+
+
+class ConfigError(MagsError, ValueError):
+    """A config with an unknown key, a value of the wrong type or out of range (also a
+    ValueError, what config validation raised before it named a fix)."""

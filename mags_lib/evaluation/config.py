@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -156,11 +156,10 @@ class EvalConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalConfig:
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise MagsError(f"unknown EvalConfig keys {unknown}", f"use {sorted(names)}")
-        return cls(**data)
+        """Strict (`configs.strict_from_dict`); `game` and `llm` may be dicts."""
+        from mags_lib.configs import strict_from_dict
+
+        return strict_from_dict(cls, data)
 
     def config_id(self, role_names: dict[str, str] | None = None) -> str:
         """Hash of what decides a game's outcome (game without its seed, prompt, models,

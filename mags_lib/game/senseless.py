@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from mags_lib.errors import MagsError
@@ -141,33 +141,17 @@ class GameConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameConfig:
-        """Strict: unknown keys and values of the wrong type raise MagsError."""
-        if not isinstance(data, dict):
-            raise MagsError(f"GameConfig.from_dict got {type(data).__name__}, not a dict",
-                            "pass a dict of GameConfig fields")
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise MagsError(f"unknown GameConfig keys {unknown}",
-                            f"use only these keys: {sorted(names)}")
-        reference = cls()
-        for name, value in data.items():
-            _check_type(name, value, getattr(reference, name))
-        return cls(**data)
+        """Strict (`configs.strict_from_dict`): unknown keys and values of the wrong type
+        raise ConfigError, a MagsError."""
+        from mags_lib.configs import strict_from_dict
+
+        return strict_from_dict(cls, data)
 
 
 def _check_type(name: str, value: Any, default: Any) -> None:
-    if isinstance(default, str):
-        ok = isinstance(value, str)
-    elif isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not ok:
-        raise MagsError(f"GameConfig.{name} = {value!r} is a {type(value).__name__}",
-                        f"set {name} to a {type(default).__name__} like {default!r}")
+    from mags_lib.configs import check_value
+
+    check_value("GameConfig", name, value, default)
 
 
 def check_config(c: GameConfig) -> None:

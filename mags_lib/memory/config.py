@@ -203,16 +203,11 @@ class MemoryConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryConfig:
-        """Strict: unknown keys, wrong types and out-of-range values raise ValueError."""
-        if not isinstance(data, dict):
-            raise ValueError("config must be a JSON object")
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"unknown config keys {unknown}")
-        reference = cls()
-        kwargs = {name: _coerce(name, value, getattr(reference, name))
-                  for name, value in data.items()}
-        return cls(**kwargs)
+        """Strict (`configs.strict_from_dict`): unknown keys, wrong types and out-of-range
+        values raise ConfigError (a ValueError and a MagsError)."""
+        from mags_lib.configs import strict_from_dict
+
+        return strict_from_dict(cls, data)
 
 
 _UNIT = ("merge_threshold", "min_edge_weight", "temporal_weight", "link_weight",
@@ -229,26 +224,6 @@ _POSITIVE_INT = ("attention_top_m", "max_sources", "write_chunk", "contradiction
                  "hnsw_connectivity", "hnsw_expansion_add", "hnsw_expansion_search",
                  "hnsw_expansion_write")
 _MAX_INT = 10**9
-
-
-def _coerce(name: str, value: Any, default: Any) -> Any:
-    if isinstance(default, bool):
-        if not isinstance(value, bool):
-            raise ValueError(f"config {name} must be true or false, got {value!r}")
-        return value
-    if isinstance(default, int):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"config {name} must be an integer, got {value!r}")
-        return value
-    if isinstance(default, float):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"config {name} must be a number, got {value!r}")
-        return float(value)
-    if isinstance(default, dict):
-        if not isinstance(value, dict):
-            raise ValueError(f"config {name} must be an object, got {value!r}")
-        return {str(k): _coerce(f"{name}.{k}", v, 1.0) for k, v in value.items()}
-    return value
 
 
 def check_config(cfg: MemoryConfig) -> None:
