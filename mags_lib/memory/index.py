@@ -23,14 +23,9 @@ is rebuilt from the matrix once removals since the last build outnumber the live
 Graph settings (`MemoryConfig.hnsw_*`): degree `connectivity` 20, insertion beam
 `expansion_add` 24, search beam `expansion_search` 256, and a narrower beam (32) for the
 memory's write-time neighbour search (`search_many(..., expansion=...)`). Inserting is the main
-cost of a write above `exact_below`, and a wide graph built with a narrow beam, searched with a
-wide one, was the best trade measured here (80k inserts into a 100k index of bag-of-words
-`HashingEmbedder` vectors, one thread, recall@10 of question queries after exact rescoring):
-degree 16 / beam 64 (usearch's defaults) inserted ~2,500-3,000 vectors/s with recall 0.71
-(search beam 128) or 0.74 (256); 24 / 24 ~3,500/s with 0.80 (256); 20 / 24 ~4,600-5,000/s with
-0.82 (256). On clustered 64-d data (tests/test_index.py) 20 / 24 searched with beam 256 reaches
-0.99. Write-time neighbours with beam 32 find ~0.91 of the exact top 10 (0.97 with beam 256) in
-a fifth of the search time.
+cost of a write above `exact_below`, so the graph is wide but built with a narrow beam and
+searched with a wide one; the measurements behind these values are in docs/journal.md
+("Index"), and `python -m mags_lib.bench index` measures them again.
 
 Recall: HNSW recall@10 is >= 0.95 on clustered data (tests/test_index.py), but only about 0.8 at
 100k on bag-of-words `HashingEmbedder` vectors, whose cosines are flat and tie a lot, and poor on
