@@ -242,3 +242,67 @@ def test_bad_embeddings_raise_mags_error():
     mem.observe("a", embedding=np.ones(384))
     with pytest.raises(MagsError, match="dimension"):
         mem.observe("b", embedding=np.ones(16))
+
+
+def test_an_update_asks_the_judge_which_near_fact_it_replaces():
+    """Without a judge an update that no detector flags supersedes the nearest same-block
+    fact; with one, the first of the nearest the judge says it replaces, or none (an add)."""
+    class Never:
+        def contradicts(self, old, new):
+            return False
+
+    def build(judge):
+        cfg = MemoryConfig(update_supersede_threshold=0.1, merge_threshold=0.99)
+        m = LiquidMemory(cfg, HashingEmbedder(), detector=Never(), judge=judge)
+        for text in ("The glarb eats carrots on rainy turns.",
+                     "The glarb eats carrots on sunny turns."):
+            m.observe(text, block="semantic")
+        return m
+
+    update = EngramUpdate("semantic", "The glarb eats carrots on sunny turns, or stones.")
+    plain = build(None)
+    report = plain.apply([update])
+    nearest = report.superseded[0][1]
+    assert plain.node(nearest)["text"].endswith("sunny turns.")
+
+    asked: list[tuple[str, str]] = []
+
+    def rainy_only(old, new):
+        asked.append((old, new))
+        return "rainy" in old
+
+    judged = build(LLMJudgeDetector(rainy_only))
+    report = judged.apply([update])
+    assert [judged.node(old)["text"] for _, old in report.superseded] == [
+        "The glarb eats carrots on rainy turns."]
+    assert len(asked) == 2 and judged.judge.calls == 2  # nearest first, then the next
+
+    refusing = build(LLMJudgeDetector(lambda old, new: False))
+    report = refusing.apply([update])
+    assert not report.superseded and len(report.added) == 1  # nothing replaced: an add
+
+
+def test_the_loop_wires_the_judge_llm_into_its_memory():
+    from mags_lib.agents import make_agent
+    from mags_lib.llm import Completion
+
+    class Says:
+        name = "says"
+
+        def __init__(self, text):
+            self.text, self.calls = text, 0
+
+        def chat(self, messages, **kw):
+            self.calls += 1
+            return Completion(self.text)
+
+    roles = {"ask": Says("<recall>\nquery: x\n</recall>"), "write": Says("<engram>\n"),
+             "judge": Says("no")}
+    agent = make_agent("mags", Says("A"), embedder=HashingEmbedder(), roles=roles,
+                       loop={"judge": True})
+    agent.reset(0)
+    assert agent.memory.judge is agent.judge
+    assert agent.memory.judge.judge("a", "b") is False and roles["judge"].calls == 1
+    with pytest.raises(MagsError, match="no judge model"):
+        make_agent("mags", Says("A"), embedder=HashingEmbedder(),
+                   roles={"ask": roles["ask"], "write": roles["write"]}, loop={"judge": True})

@@ -63,6 +63,11 @@ class LoopConfig:
                 "recalled subgraph merged into one line, oldest first)"})
     few_shot: bool = field(default=False, metadata={
         "help": "worked examples in the ask / write prompts (mags_prompted, the base model)"})
+    judge: bool = field(default=False, metadata={
+        "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
+                "replaces when the lexical detector flags none, instead of superseding the "
+                "nearest (LiquidMemory(judge=...)). Off by default: the 135M base model said "
+                "'yes' to every pair it was shown (docs/journal.md)"})
 
     def __post_init__(self) -> None:
         if self.context not in CONTEXTS:
@@ -95,6 +100,18 @@ def closed(out: Any, tag: str) -> str:
     return text
 
 
+def llm_judge(llm: Any):
+    """`judge(old, new) -> bool` asking `llm` the yes/no question of `judge_messages`."""
+    from mags_lib.agents.role_prompts import JUDGE_GRAMMAR, judge_messages
+
+    def judge(old: str, new: str) -> bool:
+        out = llm.chat(judge_messages(old, new), grammar=JUDGE_GRAMMAR, max_tokens=2,
+                       temperature=0.0, seed=0)
+        return out.text.strip().lower().startswith("yes")
+
+    return judge
+
+
 class MagsLoopAgent(MemoryAgent):
     """LiquidMemory written by a write model and read through an ask model; see the module."""
 
@@ -103,12 +120,20 @@ class MagsLoopAgent(MemoryAgent):
     def __init__(self, llm: Any, config: AgentConfig | None = None, *, ask_llm: Any = None,
                  write_llm: Any = None, loop: LoopConfig | None = None,
                  memory_config: Any | None = None, embedder: Any | None = None,
-                 supersede: bool = True):
+                 supersede: bool = True, judge_llm: Any = None):
+        self.loop = loop or LoopConfig()
+        judge = None
+        if self.loop.judge:
+            if judge_llm is None:
+                raise MagsError("LoopConfig.judge is on but no judge LLM was given",
+                                "pass judge_llm (EvalConfig.models['judge']), or judge=False")
+            from mags_lib.memory.contradiction import LLMJudgeDetector
+
+            judge = LLMJudgeDetector(llm_judge(judge_llm))
         super().__init__(llm, config, memory_config=memory_config, embedder=embedder,
-                         supersede=supersede)
+                         supersede=supersede, judge=judge)
         self.ask_llm = ask_llm or llm
         self.write_llm = write_llm or llm
-        self.loop = loop or LoopConfig()
         self.counts: Counter = Counter()
         self.last_timing: dict[str, float] = {}
         self.last_tokens: dict[str, int] = {}  # prompt tokens of this turn's role calls
@@ -237,6 +262,8 @@ class MagsLoopAgent(MemoryAgent):
             routes.setdefault(kind, Counter())["+".join(roles)] += 1
         calls = self.counts["write_calls"]
         asks = self.counts["ask_calls"]
+        if self.judge is not None:
+            self.counts["judge_calls"] = self.judge.calls
         return {**dict(self.counts),
                 "write_validity": self.counts["write_parsed"] / calls if calls else None,
                 "ask_validity": 1 - self.counts["ask_malformed"] / asks if asks else None,

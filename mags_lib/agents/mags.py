@@ -86,13 +86,14 @@ class MemoryAgent(Agent):
 
     def __init__(self, llm: Any, config: AgentConfig | None = None, *,
                  memory_config: Any | None = None, embedder: Any | None = None,
-                 supersede: bool = True):
+                 supersede: bool = True, judge: Any | None = None):
         super().__init__(llm, config)
         from mags_lib.memory import MemoryConfig
 
         self.memory_config = memory_config or MemoryConfig()
         self.embedder = embedder
         self.supersede = supersede
+        self.judge = judge  # a ContradictionDetector for updates (LiquidMemory(judge=...))
         self.memory: Any = None
 
     def reset(self, seed: int) -> None:
@@ -104,7 +105,7 @@ class MemoryAgent(Agent):
             self.embedder = MemoEmbedder(default_embedder())
         detector = None if self.supersede else NeverContradicts()
         self.memory = LiquidMemory(replace(self.memory_config, seed=seed), self.embedder,
-                                   detector=detector)
+                                   detector=detector, judge=self.judge)
 
     def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
         hits = self.memory.recall(obs.text, self.config.k)

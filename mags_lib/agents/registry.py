@@ -129,7 +129,11 @@ def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) ->
     except (TypeError, MagsError) as exc:
         raise MagsError(f"bad loop config for agent {name!r}: {exc}",
                         "use LoopConfig field names") from exc
+    if loop.judge and roles.get("judge") is None:
+        raise MagsError(f"agent {name!r} has LoopConfig.judge on but no judge model",
+                        "name one in EvalConfig.models['judge'] ('embedded', a .gguf path)")
     return MagsLoopAgent(llm, config, ask_llm=ask_llm, write_llm=write_llm, loop=loop,
+                         judge_llm=roles.get("judge"),
                          memory_config=_memory_config(
                              name, {**LOOP_MEMORY_DEFAULTS, **(cfg.get("memory") or {})}),
                          embedder=cfg.get("embedder"))

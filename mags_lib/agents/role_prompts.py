@@ -112,3 +112,15 @@ FEW_SHOT_WRITE: list[dict[str, str]] = [
     *_pair(WRITE_USER[0].format(obs="What a lovely morning.", memory=EMPTY_MEMORY[0]),
            "<engram>\n</engram>"),
 ]
+
+
+JUDGE_PROMPT = (
+    "Statement A: {old}\nStatement B: {new}\n"
+    "Does B give a new value for exactly what A states (the same subject in the same "
+    "circumstances), so that A is no longer true? Answer yes or no.")
+JUDGE_GRAMMAR = 'root ::= "yes" | "no"'
+
+
+def judge_messages(old: str, new: str) -> list[dict[str, str]]:
+    """The contradiction judge's question about a stored fact and an update (no game words)."""
+    return [{"role": "user", "content": JUDGE_PROMPT.format(old=old, new=new)}]

@@ -24,6 +24,7 @@ from mags_lib.llm import LLMConfig
 ALL_AGENTS = ["bare", "oracle", "mags", "mags_prompted", "mags_scripted", "static_rag",
               "full_context"]
 ROLES = ("ask", "write")
+OPTIONAL_ROLES = ("judge",)  # the loop's LLM contradiction judge, only when LoopConfig.judge
 
 
 def _default_game() -> GameConfig:
@@ -115,10 +116,13 @@ class EvalConfig:
             raise MagsError(f"context_window {self.context_window} does not fit the LLM's "
                             f"n_ctx {self.llm.n_ctx}",
                             "lower context_window or raise llm.n_ctx")
-        unknown_roles = sorted(set(self.models) - set(ROLES))
+        unknown_roles = sorted(set(self.models) - set(ROLES) - set(OPTIONAL_ROLES))
         if unknown_roles:
             raise MagsError(f"EvalConfig.models names unknown roles {unknown_roles}",
-                            f"use the roles {ROLES}")
+                            f"use the roles {ROLES + OPTIONAL_ROLES}")
+        if self.models.get("judge") == "auto":
+            raise MagsError("EvalConfig.models['judge'] = 'auto', but no judge model is trained",
+                            "name one: 'embedded', a .gguf path or a served model")
         if not self.seeds or not self.agents:
             raise MagsError("EvalConfig needs at least one agent and one seed",
                             "set agents=[...] and seeds=[...]")
@@ -129,7 +133,7 @@ class EvalConfig:
         from mags_lib.evaluation.answer_model import find_gguf
 
         out = {}
-        for role in ROLES:
+        for role in (*ROLES, *(r for r in OPTIONAL_ROLES if r in self.models)):
             spec = self.models.get(role, "auto")
             if spec == "auto":
                 path = find_gguf(final_model_name(role))

@@ -83,6 +83,10 @@ class MemoryConfig:
     update_supersede_threshold: float = field(default=0.5, metadata={
         "help": "EngramUpdate with no detected contradiction supersedes the closest valid node "
                 "of its block if that node's cosine is at least this (and below merge)"})
+    update_judge_candidates: int = field(default=3, metadata={
+        "help": "with a judge (LiquidMemory(judge=...)): how many of an update's nearest same-"
+                "block facts above update_supersede_threshold the judge is asked about, "
+                "nearest first; the first it says the update replaces is superseded"})
     match_threshold: float = field(default=0.25, metadata={
         "help": "minimum hybrid score for Forget / Link / connect to pick a node for a string"})
     # --- recall (ask) ---
@@ -217,7 +221,7 @@ _UNIT = ("merge_threshold", "min_edge_weight", "temporal_weight", "link_weight",
          "hebbian_rate", "hebbian_init", "hebbian_min_score", "working_use_cosine",
          "reward_rate", "prune_threshold", "solidify_threshold", "capacity_headroom",
          "consolidate_threshold", "redundancy_surprise")
-_POSITIVE_INT = ("attention_top_m", "max_sources", "write_chunk", "contradiction_candidates",
+_POSITIVE_INT = ("attention_top_m", "update_judge_candidates", "max_sources", "write_chunk", "contradiction_candidates",
                  "recall_overquery", "min_candidates", "n_anchors", "max_visited",
                  "connect_max_visited", "maintenance_every", "max_nodes", "working_capacity",
                  "working_ttl", "use_saturation", "metrics_window", "max_snapshots", "max_degree",

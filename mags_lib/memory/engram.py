@@ -12,7 +12,8 @@ For every item, in order, against its nearest valid nodes (by cosine):
    `merge_threshold` (or holds the same key and text), the item merges into it: confidence by
    noisy-or (1 - (1 - c_old)(1 - c_new)), the source appended, one use counted.
 3. Otherwise neurogenesis: a new node. `EngramUpdate` (mode "update") first supersedes the
-   closest valid same-block node with cosine >= `update_supersede_threshold`, if any.
+   closest valid same-block node with cosine >= `update_supersede_threshold`, if any (with a
+   judge, the first of the nearest ones the judge says it replaces: `update_target`).
 
 A new node connects to its top-m valid neighbours (any block) with attention weights, see
 `attention_weights`, and an episode to the previous episode in time (`temporal` edge).
@@ -226,7 +227,7 @@ def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]]
             merge_into(mem, target, item, confidence)
             return WriteOutcome(target, "merged", [])
         if mode == "update":
-            old_ids = [j for j, c in same[:1] if c >= cfg.update_supersede_threshold]
+            old_ids = update_target(mem, item, same)
     key = item.key
     if key is None and old_ids:
         key = nodes[old_ids[0]]["key"]
@@ -245,6 +246,22 @@ def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]]
     if item.block == "episodic":
         link_episode(mem, new)
     return WriteOutcome(new, "superseded" if old_ids else "added", list(old_ids))
+
+
+def update_target(mem: LiquidMemory, item: WriteItem, same: list[tuple[int, float]]
+                  ) -> list[int]:
+    """The fact an `EngramUpdate` replaces when no detector flagged one: the nearest same-block
+    fact above `update_supersede_threshold`, or, with `mem.judge`, the first of the
+    `update_judge_candidates` nearest that the judge says the update replaces (none: an add)."""
+    cfg = mem.config
+    near = [j for j, c in same if c >= cfg.update_supersede_threshold]
+    if mem.judge is None:
+        return near[:1]
+    nodes = mem.graph._node
+    for j in near[:cfg.update_judge_candidates]:
+        if mem.judge.contradicts(nodes[j]["text"], item.text):
+            return [j]
+    return []
 
 
 def contradicted_nodes(mem: LiquidMemory, item: WriteItem,

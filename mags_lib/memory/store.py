@@ -60,16 +60,21 @@ class LiquidMemory:
 
     `config` defaults to `MemoryConfig()`; `embedder` (anything with `.dim` and `.encode`)
     defaults to `default_embedder()`, created on first use; `detector` to `RuleBasedDetector`;
-    `clock` (wall time for `created_at` / `used_at`) to `time.time`.
+    `clock` (wall time for `created_at` / `used_at`) to `time.time`. `judge` (None: off) is
+    asked where the similarity test alone would decide: an `EngramUpdate` that no detector
+    flagged supersedes the first of its nearest facts the judge says it replaces (e.g. an
+    `LLMJudgeDetector`), instead of the nearest one; it is not saved with the memory.
     """
 
     def __init__(self, config: MemoryConfig | None = None, embedder: Any | None = None, *,
                  detector: ContradictionDetector | None = None,
-                 clock: Callable[[], float] | None = None):
+                 clock: Callable[[], float] | None = None,
+                 judge: ContradictionDetector | None = None):
         self.config = config if config is not None else MemoryConfig()
         self._embedder = embedder
         self.detector: ContradictionDetector = detector or RuleBasedDetector(
             self.config.contradiction_min_overlap, self.config.contradiction_max_diff)
+        self.judge = judge
         self.clock = clock or time.time
         self.graph = nx.Graph()
         self.index: Any | None = None  # VectorIndex, created when the dimension is known
@@ -251,11 +256,14 @@ class LiquidMemory:
     @classmethod
     def load(cls, path: str | Path, embedder: Any | None = None, *,
              detector: ContradictionDetector | None = None,
-             clock: Callable[[], float] | None = None) -> LiquidMemory:
+             clock: Callable[[], float] | None = None,
+             judge: ContradictionDetector | None = None) -> LiquidMemory:
         """Read a directory written by `save`; raises CorruptFileError on anything malformed."""
         from mags_lib.memory.persistence import load
 
-        return load(Path(path), embedder=embedder, detector=detector, clock=clock)
+        mem = load(Path(path), embedder=embedder, detector=detector, clock=clock)
+        mem.judge = judge
+        return mem
 
     def snapshot(self) -> int:
         """Keep an in-memory copy of the whole state; returns its id (see `snapshots.py`)."""
