@@ -100,6 +100,27 @@ def closed(out: Any, tag: str) -> str:
     return text
 
 
+def recall_queries(text: str) -> tuple[list[str], bool]:
+    """(distinct query texts, whether the block parsed) of an ask model's `<recall>` output;
+    a `connect` counts as the query "a b"."""
+    from mags_lib.actions import Connect, RecallQuery, parse_actions
+
+    parsed = parse_actions(text, "recall")
+    texts = [a.text if isinstance(a, RecallQuery) else f"{a.a} {a.b}"
+             for a in parsed.actions if isinstance(a, RecallQuery | Connect)]
+    return list(dict.fromkeys(texts)), parsed.complete
+
+
+def merged_hits(memory: Any, queries: list[str], query_k: int, k: int) -> list[Any]:
+    """Each query's valid recall hits, merged by node (best score); the best `k`, best first."""
+    best: dict[int, Any] = {}
+    for q in queries:
+        for h in memory.recall(q, query_k):
+            if h.valid and (h.node_id not in best or h.score > best[h.node_id].score):
+                best[h.node_id] = h
+    return sorted(best.values(), key=lambda h: -h.score)[:k]
+
+
 def llm_judge(llm: Any):
     """`judge(old, new) -> bool` asking `llm` the yes/no question of `judge_messages`."""
     from mags_lib.agents.role_prompts import JUDGE_GRAMMAR, judge_messages
@@ -202,19 +223,16 @@ class MagsLoopAgent(MemoryAgent):
     # ----- decision turns ---------------------------------------------------------------
     def queries(self, obs: Observation) -> list[str]:
         """The ask model's queries for `obs` (the observation itself when none parse)."""
-        from mags_lib.actions import Connect, RecallQuery, parse_actions, recall_grammar
+        from mags_lib.actions import recall_grammar
 
         messages = play_ask_messages(obs.text, few_shot=self.loop.few_shot)
         out = self.ask_llm.chat(messages, max_tokens=self.loop.ask_max_tokens, temperature=0.0,
                                 seed=self.config.seed,
                                 grammar=recall_grammar() if self.loop.ask_grammar else None)
         self.last_tokens["ask"] = int(out.usage.get("prompt_tokens") or 0)
-        parsed = parse_actions(out.text, "recall")
-        texts = [a.text if isinstance(a, RecallQuery) else f"{a.a} {a.b}"
-                 for a in parsed.actions if isinstance(a, RecallQuery | Connect)]
-        texts = list(dict.fromkeys(texts))
+        texts, complete = recall_queries(out.text)
         self.counts["ask_calls"] += 1
-        if not parsed.complete or not texts:
+        if not complete or not texts:
             self.counts["ask_malformed"] += 1
             texts = [obs.text]
         self.last_ask = {"turn": obs.turn, "raw": out.text, "queries": texts}
@@ -232,12 +250,7 @@ class MagsLoopAgent(MemoryAgent):
 
     def _hits(self, queries: list[str]) -> list[dict[str, Any]]:
         """Each query's recall hits, merged by node (best score), the best k, best last."""
-        best: dict[int, Any] = {}
-        for q in queries:
-            for h in self.memory.recall(q, self.loop.query_k):
-                if h.valid and (h.node_id not in best or h.score > best[h.node_id].score):
-                    best[h.node_id] = h
-        hits = sorted(best.values(), key=lambda h: -h.score)[: self.config.k]
+        hits = merged_hits(self.memory, queries, self.loop.query_k, self.config.k)
         return [recalled(h.node_id, h.text, score=round(float(h.score), 4), sources=h.sources,
                          path=h.path, valid=h.valid) for h in reversed(hits)]
 

@@ -274,27 +274,22 @@ class ChatSession:
         self.last["write"] = write
 
     def _queries(self, text: str) -> list[str]:
-        from mags_lib.actions import Connect, RecallQuery, parse_actions, recall_grammar
+        from mags_lib.actions import recall_grammar
+        from mags_lib.agents.loop import recall_queries
         from mags_lib.agents.role_prompts import play_ask_messages
 
         out = self.llms["ask"].chat(play_ask_messages(text, few_shot=self.few_shot["ask"]),
                                     max_tokens=96, temperature=0.0, seed=0,
                                     grammar=recall_grammar())
-        parsed = parse_actions(out.text, "recall")
-        queries = [a.text if isinstance(a, RecallQuery) else f"{a.a} {a.b}"
-                   for a in parsed.actions if isinstance(a, RecallQuery | Connect)]
-        queries = list(dict.fromkeys(queries))
+        queries, _ = recall_queries(out.text)
         self.last["ask"] = {"raw": out.text, "queries": queries or [text],
                             "fallback": not queries}
         return queries or [text]
 
     def _recall(self, queries: list[str]) -> list[dict[str, Any]]:
-        best: dict[int, Any] = {}
-        for query in queries:
-            for hit in self.memory.recall(query, self.cfg.query_k):
-                if hit.valid and (hit.node_id not in best or hit.score > best[hit.node_id].score):
-                    best[hit.node_id] = hit
-        hits = sorted(best.values(), key=lambda h: -h.score)[: self.cfg.k]
+        from mags_lib.agents.loop import merged_hits
+
+        hits = merged_hits(self.memory, queries, self.cfg.query_k, self.cfg.k)
         return [{"node": h.node_id, "text": h.text, "score": round(float(h.score), 4),
                  "block": h.block, "path": list(h.path), "sources": list(h.sources)}
                 for h in reversed(hits)]
