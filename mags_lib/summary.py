@@ -109,6 +109,18 @@ def _per_query(g: dict) -> str:
     return f" (per query {_f(q)}, {_f(g.get('queries_per_row'), 1)} queries / row)"
 
 
+def seeds_section(root: Path) -> str:
+    """Notebook 07: the ask models over GRPO seeds, pooled over val and test when judged on
+    both, else on the first split judged."""
+    from mags_lib.train.seed_spread import markdown
+
+    for name in ("grpo_seeds_pooled.json", "grpo_seeds_val.json", "grpo_seeds_test.json"):
+        out = _load(root / "07_ask_grpo_seeds" / name)
+        if out and out.get("models"):
+            return markdown(out)
+    return _missing("notebook 07 results", "python -m mags_lib.pipeline --only 07")
+
+
 def export_section(root: Path) -> str:
     m = _load(root / "04_export_gguf" / "metrics.json")
     if not m:
@@ -267,7 +279,8 @@ def update_readme(readme: Path, root: Path) -> bool:
 
 
 SECTIONS = (("Pipeline runs", pipeline_section), ("Dataset (01)", synth_section),
-            ("Training (02, 03)", training_section), ("GGUF export (04)", export_section),
+            ("Training (02, 03)", training_section), ("Ask GRPO over seeds (07)", seeds_section),
+            ("GGUF export (04)", export_section),
             ("Graph dynamics (05)", dynamics_section), ("Game evaluation (06)", evaluation_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))
 

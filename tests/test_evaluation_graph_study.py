@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from mags_lib.evaluation.dynamics import DynamicsConfig, run_dynamics, summarize_trace
+from mags_lib.evaluation.graph_study import GraphStudyConfig, run_graph_study, summarize_trace
 from mags_lib.game import GameConfig
 
 
 def _study(variants, length=150):
-    cfg = DynamicsConfig(variants=variants, seeds=[0], game=GameConfig(episode_length=length),
+    cfg = GraphStudyConfig(variants=variants, seeds=[0], game=GameConfig(episode_length=length),
                          embedder="hashing", snapshot_every=50)
-    return run_dynamics(cfg)
+    return run_graph_study(cfg)
 
 
 def test_trace_has_one_row_per_turn_and_counts_add_up():

@@ -1,12 +1,13 @@
-"""The library's seams: no module outside `mags_lib/memory/` reaches into the memory's private
-members (it uses `LiquidMemory`'s public methods, such as `edge_weight`)."""
+"""The library's seams: imports run down the layers of pyproject.toml's import-linter contract,
+no module outside `mags_lib/memory/` reaches into the memory's private members (it uses
+`LiquidMemory`'s public methods, such as `edge_weight`), and test files are named after what
+they test."""
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1] / "mags_lib"
 MEMORY_NAMES = {"mem", "memory", "liquid", "lkg"}
@@ -38,40 +39,38 @@ def test_the_check_sees_a_private_use(tmp_path):
     assert _private_memory_uses(bad) == ["bad.py:3: memory._weight"]
 
 
-def _imports(package: str) -> set[str]:
-    """Every mags_lib module a package imports (at module level or inside functions)."""
-    found = set()
-    for path in (ROOT / package).rglob("*.py") if (ROOT / package).is_dir() else [
-            ROOT / f"{package}.py"]:
-        found |= _module_imports(path)
-    return {m for m in found if m.startswith("mags_lib.")}
+def test_the_layers_contract_holds():
+    """pyproject.toml's import-linter contract: every subpackage sits in a layer, and no module
+    imports from a layer above its own (imports inside functions count)."""
+    from importlinter.cli import lint_imports
+
+    assert lint_imports(config_filename=str(ROOT.parent / "pyproject.toml"), no_cache=True) == 0, \
+        "run `lint-imports` for the offending import chain; move the shared piece below both"
 
 
-@pytest.mark.parametrize("package,forbidden", [
-    ("synth", ("mags_lib.train",)),  # the dataset sits beside training, not above it
-    ("export", ("mags_lib.train",)),
-    ("tasks", ("mags_lib.train", "mags_lib.synth", "mags_lib.evaluation", "mags_lib.agents")),
-    ("checkpoints", ("mags_lib.train", "mags_lib.export", "mags_lib.evaluation")),
-])
-def test_packages_import_only_downwards(package, forbidden):
-    bad = sorted(m for m in _imports(package) if m.startswith(forbidden))
-    assert not bad, f"{package} imports {bad}: move the shared piece below both"
+def test_the_layers_contract_sees_an_upward_import(tmp_path, monkeypatch):
+    """The same contract on a copy of the library with one upward import added fails."""
+    import shutil
+
+    from importlinter.cli import lint_imports
+
+    shutil.copytree(ROOT, tmp_path / "mags_lib", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT.parent / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "mags_lib" / "memory" / "upward.py").write_text(
+        "def f():\n    from mags_lib.agents import registry\n    return registry\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    for name in [m for m in sys.modules if m == "mags_lib" or m.startswith("mags_lib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    assert lint_imports(config_filename="pyproject.toml", no_cache=True) == 1
 
 
-def test_nothing_below_the_apps_imports_them():
-    """apps/ (chat, play, explorer helpers) is the top of the library: only `python -m
-    mags_lib` (__main__.py) and notebooks reach it."""
-    users = sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.py")
-                   if "apps" not in p.relative_to(ROOT).parts and p.name != "__main__.py"
-                   and any(m.startswith("mags_lib.apps") for m in _module_imports(p)))
-    assert not users, f"{users} import mags_lib.apps: move what they need below it"
-
-
-def _module_imports(path: Path) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-    return found
+def test_test_files_are_named_after_what_they_test():
+    """tests/test_<package>[_<module>...].py: the first word names a package or module of
+    mags_lib (or one of the repository-wide checks)."""
+    repo_wide = {"layers", "docstrings", "notebooks"}
+    names = {p.stem for p in ROOT.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    tests = Path(__file__).parent.glob("test_*.py")
+    odd = sorted(t.name for t in tests if not any(
+        t.stem[5:] == n or t.stem[5:].startswith(n + "_") for n in names | repo_wide))
+    assert not odd, f"{odd}: name each test file after the module it tests"

@@ -11,7 +11,7 @@ def test_an_empty_results_folder_names_the_commands_that_fill_it(tmp_path):
     text = render(tmp_path)
     assert "make reproduce" in text
     assert "python -m mags_lib.bench memory --out results/bench/memory.json" in text
-    assert "--only 06" in text
+    assert "--only 06" in text and "--only 07" in text
 
 
 def test_tables_come_from_the_files(tmp_path):
@@ -85,3 +85,18 @@ def test_the_readme_block_is_regenerated_and_the_rest_kept(tmp_path):
     plain = tmp_path / "PLAIN.md"
     plain.write_text("no markers")
     assert not update_readme(plain, tmp_path) and plain.read_text() == "no markers"
+
+
+def test_the_seed_table_prefers_the_pooled_splits(tmp_path):
+    out = tmp_path / "07_ask_grpo_seeds"
+    out.mkdir()
+    model = {"hit_at": {"1": 0.9, "3": 0.95}, "query_hit_at": {"1": 0.8}, "queries_per_row": 1.2,
+             "adherence": 1.0}
+    (out / "grpo_seeds_val.json").write_text(json.dumps(
+        {"rows": 160, "split": "val", "models": {"ask-sft": model}}))
+    assert "| ask model, 160 val rows |" in render(tmp_path)
+    (out / "grpo_seeds_pooled.json").write_text(json.dumps(
+        {"rows": 320, "split": "val+test", "models": {"ask-grpo-seed1": model}}))
+    text = render(tmp_path)
+    assert "| ask model, 320 val+test rows |" in text
+    assert "| ask-grpo-seed1 | 0.900 | 0.800 | 0.950 | 1.20 | 1.000 |" in text

@@ -6,7 +6,6 @@ import doctest
 import json
 import warnings
 from dataclasses import asdict, replace
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -393,24 +392,21 @@ def test_paired_gain_resamples_whole_groups_and_counts_who_is_ahead():
         compare.paired_gain([None], [(1.0, 1.0)])
 
 
-def test_seed_tool_pools_val_and_test(tmp_path, monkeypatch):
-    """tools/ask_grpo_seeds.py --pooled: both splits' saved outputs judged as one set of rows."""
-    import importlib
+def test_seed_spread_pools_val_and_test(tmp_path):
+    """Notebook 07's pooling: both splits' saved outputs judged as one set of rows."""
+    from mags_lib.train import seed_spread
 
-    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "tools"))
-    tool = importlib.import_module("ask_grpo_seeds")
-    monkeypatch.setattr(tool, "results_dir", lambda name: tmp_path)
     miss = "<recall>\nquery: the sea\n</recall>"
     rows = {"val": [row(game_seed=1), row(game_seed=2)], "test": [row(game_seed=3)]}
     saved = {"val": {"ask-sft": [miss, RECALL], "ask-grpo": [RECALL, RECALL]},
              "test": {"ask-sft": [RECALL], "ask-grpo": [miss]}}
     params = {"k": 1, "embedder": "hashing"}
     with pytest.raises(MagsError, match="judge the val split first"):
-        tool.pooled(rows, params)
+        seed_spread.pool_outputs(rows, params, tmp_path)
     for split, texts in saved.items():
         (tmp_path / f"grpo_seeds_{split}_outputs.json").write_text(
             json.dumps({"rows": len(rows[split]), "texts": texts}))
-    tool.pooled(rows, params)
+    seed_spread.pool_outputs(rows, params, tmp_path)
     out = json.loads((tmp_path / "grpo_seeds_pooled.json").read_text())
     assert out["rows"] == 3 and out["split"] == "val+test"
     assert out["models"]["ask-sft"]["hit_at"]["1"] == pytest.approx(2 / 3)
@@ -423,16 +419,30 @@ def test_seed_tool_pools_val_and_test(tmp_path, monkeypatch):
         texts["ask-grpo-seed1"] = [RECALL] * len(rows[split])
         (tmp_path / f"grpo_seeds_{split}_outputs.json").write_text(
             json.dumps({"rows": len(rows[split]), "texts": texts}))
-    tool.pooled(rows, params)
+    seed_spread.pool_outputs(rows, params, tmp_path)
     both = json.loads((tmp_path / "grpo_seeds_pooled.json").read_text())["vs_sft"]
     recipe = both["all 2 GRPO seeds"]["per_block"]
     assert (recipe["rows"], recipe["rows_b_ahead"], recipe["rows_b_behind"]) == (6, 2, 1)
     assert recipe["gain"] == pytest.approx(1 / 6) and recipe["groups"] == 3
+    assert "| ask-grpo-seed1 |" in seed_spread.markdown(
+        json.loads((tmp_path / "grpo_seeds_pooled.json").read_text()))
     # a model judged on one split only cannot be pooled
     (tmp_path / "grpo_seeds_test_outputs.json").write_text(
         json.dumps({"rows": 1, "texts": {"ask-sft": [RECALL]}}))
     with pytest.raises(MagsError, match="do not cover both splits"):
-        tool.pooled(rows, params)
+        seed_spread.pool_outputs(rows, params, tmp_path)
+
+
+def test_seed_spread_refuses_bad_settings_and_a_missing_sft_model(tmp_path, monkeypatch):
+    from mags_lib.train import seed_spread
+
+    with pytest.raises(MagsError, match="split must be"):
+        seed_spread.SeedSpreadConfig(split="train")
+    with pytest.raises(MagsError, match="rows must be at least 1"):
+        seed_spread.SeedSpreadConfig(rows=0)
+    monkeypatch.setattr(seed_spread, "MODELS_DIR", tmp_path)
+    with pytest.raises(MagsError, match="run notebook 02 first"):
+        seed_spread.run_seed_spread(seed_spread.SeedSpreadConfig(), tmp_path)
 
 
 def test_role_recipes_are_typed_and_defaults_live_in_the_stage_configs():

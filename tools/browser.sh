@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's Chromium for the browser tests (tests/test_browser.py), installed when missing.
+# Debian's Chromium for the browser tests (tests/test_apps_browser.py), installed when missing.
 # Needs root or password-less sudo; otherwise says so, and the browser tests skip with that reason.
 set -uo pipefail
 if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then

@@ -8,8 +8,8 @@ facts, solid edges, churn, mean edge weight, the composite objective J; at decis
 whether recall returned the current version of the governing rule (hit) or a superseded one
 (stale).
 
-    cfg = DynamicsConfig(smoke=True)
-    study = run_dynamics(cfg)            # study.traces[variant][seed] -> list of per-turn dicts
+    cfg = GraphStudyConfig(smoke=True)
+    study = run_graph_study(cfg)            # study.traces[variant][seed] -> list of per-turn dicts
     study.summary["mags_scripted"]["recall_hit_rate"]
 
 `study.memories[variant]` is that variant's memory after its first seed's game (to draw, query,
@@ -32,7 +32,7 @@ def _default_game() -> GameConfig:
 
 
 @dataclass
-class DynamicsConfig:
+class GraphStudyConfig:
     variants: list[str] = field(default_factory=lambda: [
         "mags_scripted", "mags_scripted_no_hebbian", "mags_scripted_no_decay",
         "mags_scripted_flat", "mags_scripted_no_contradiction"],
@@ -51,7 +51,7 @@ class DynamicsConfig:
         "help": "keep a copy of the first seed's 'mags_scripted' graph every N turns (0 = never)"})
     smoke: bool = field(default=False, metadata={"help": "shrink sizes (seeds, episode length)"})
 
-    def resolved(self) -> DynamicsConfig:
+    def resolved(self) -> GraphStudyConfig:
         if not self.smoke:
             return self
         return replace(self, seeds=self.seeds[:1],
@@ -81,8 +81,8 @@ def graph_stats(memory: Any) -> dict[str, Any]:
 
 
 @dataclass
-class DynamicsStudy:
-    config: DynamicsConfig
+class GraphStudy:
+    config: GraphStudyConfig
     traces: dict[str, dict[int, list[dict[str, Any]]]]
     changes: dict[int, list[int]]
     snapshots: list[tuple[int, Any]]
@@ -91,7 +91,7 @@ class DynamicsStudy:
     seconds: float
 
 
-def trace_game(variant: str, seed: int, cfg: DynamicsConfig, embedder: Any,
+def trace_game(variant: str, seed: int, cfg: GraphStudyConfig, embedder: Any,
                snapshots: list | None = None) -> tuple[list[dict[str, Any]], list[int], Any]:
     """One game of `variant`: per-turn graph stats, the turns where a rule changed, and the
     LiquidMemory as the game left it."""
@@ -152,7 +152,7 @@ def summarize_variant(per_seed: dict[int, list[dict[str, Any]]]) -> dict[str, An
     return out
 
 
-def run_dynamics(cfg: DynamicsConfig, embedder: Any | None = None) -> DynamicsStudy:
+def run_graph_study(cfg: GraphStudyConfig, embedder: Any | None = None) -> GraphStudy:
     """Every variant on every seed; see the module docstring."""
     from mags_lib.agents import MemoEmbedder
     from mags_lib.evaluation.runner import _embedder
@@ -174,5 +174,5 @@ def run_dynamics(cfg: DynamicsConfig, embedder: Any | None = None) -> DynamicsSt
             traces[variant][seed] = rows
             memories.setdefault(variant, memory)
     summary = {v: summarize_variant(per_seed) for v, per_seed in traces.items()}
-    return DynamicsStudy(cfg, traces, changes, snapshots, memories, summary,
+    return GraphStudy(cfg, traces, changes, snapshots, memories, summary,
                          round(time.perf_counter() - t0, 2))

@@ -1,4 +1,4 @@
-"""Figures of a memory-dynamics study (`evaluation.dynamics`, notebook 05).
+"""Figures of a memory-dynamics study (`evaluation.graph_study`, notebook 05).
 
     fig = graph_size_over_time(study.traces, study.changes)
     save_figure(fig, out / "graph_size.png")

@@ -57,7 +57,7 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
              on_turn: Callable[[Any, Any, Any, bool | None], None] | None = None) -> GameRecord:
     """Play one game of `env` (reset with `seed`) with `agent`; see the module docstring.
     `on_turn(agent, truth, decision, correct)` runs after every turn (decision and correct are
-    None on information turns), e.g. to trace the memory (`evaluation.dynamics`)."""
+    None on information turns), e.g. to trace the memory (`evaluation.graph_study`)."""
     from mags_lib.seed import seed_everything
 
     name = name or getattr(agent, "name", type(agent).__name__)

@@ -27,7 +27,7 @@ cost of a write above `exact_below`, so the graph is wide but built with a narro
 searched with a wide one; the measurements behind these values are in docs/journal.md
 ("Index"), and `python -m mags_lib.bench index` measures them again.
 
-Recall: HNSW recall@10 is >= 0.95 on clustered data (tests/test_index.py), but only about 0.8 at
+Recall: HNSW recall@10 is >= 0.95 on clustered data (tests/test_memory_index.py), but only about 0.8 at
 100k on bag-of-words `HashingEmbedder` vectors, whose cosines are flat and tie a lot, and poor on
 isotropic random 384-d noise: raise `exact_below` where exact recall matters more than write
 throughput (`python -m mags_lib.bench index` measures both).

@@ -25,8 +25,8 @@ SNAPSHOT_EVERY = 100
 # %%
 import json
 
-from mags_lib.evaluation import dynamics_figures as figs
-from mags_lib.evaluation.dynamics import DynamicsConfig, run_dynamics
+from mags_lib.evaluation import graph_study_figures as figs
+from mags_lib.evaluation.graph_study import GraphStudyConfig, run_graph_study
 from mags_lib.game import GameConfig
 from mags_lib.graph_html import write_graph_html
 from mags_lib.manifest import write_run
@@ -36,12 +36,12 @@ from mags_lib.plots import draw_memory, save_figure
 from mags_lib.seed import seed_everything
 
 seed_everything(0)
-cfg = DynamicsConfig(variants=VARIANTS, seeds=SEEDS, game=GameConfig(episode_length=EPISODE_LENGTH),
+cfg = GraphStudyConfig(variants=VARIANTS, seeds=SEEDS, game=GameConfig(episode_length=EPISODE_LENGTH),
                      embedder=EMBEDDER, k=K, snapshot_every=SNAPSHOT_EVERY, smoke=SMOKE)
 out = results_dir("05_graph_dynamics")
 
 # %%
-study = run_dynamics(cfg)
+study = run_graph_study(cfg)
 print(f"{len(study.config.variants)} variants x {len(study.config.seeds)} seeds in "
       f"{study.seconds:.0f} s")
 with open(out / "traces.jsonl", "w") as f:
