@@ -75,11 +75,11 @@ def test_no_contradiction_ablation_keeps_old_versions_valid():
 def test_ablations_change_one_mechanism_each():
     llm = RuleReaderLLM()
     full = make_agent("mags_scripted", llm).memory_config
-    assert make_agent("mags_scripted_flat", llm).memory_config.max_visited == 1
-    assert make_agent("mags_scripted_no_hebbian", llm).memory_config.hebbian_rate == 0.0
+    assert make_agent("mags_scripted_flat", llm).memory_config.recall.max_visited == 1
+    assert make_agent("mags_scripted_no_hebbian", llm).memory_config.recall.hebbian_rate == 0.0
     no_decay = make_agent("mags_scripted_no_decay", llm).memory_config
-    assert no_decay.decay_rate == 0.0 and no_decay.prune_threshold == 0.0
-    assert full.decay_rate > 0 and full.max_visited > 1
+    assert no_decay.dynamics.decay_rate == 0.0 and no_decay.dynamics.prune_threshold == 0.0
+    assert full.dynamics.decay_rate > 0 and full.recall.max_visited > 1
     no_contra = make_agent("mags_scripted_no_contradiction", llm)
     assert not no_contra.use_keys and not no_contra.supersede
     with pytest.raises(MagsError, match="memory config"):
@@ -267,7 +267,7 @@ def test_mags_prompted_uses_the_decision_llm_in_every_role_with_examples():
     llm = RuleReaderRoleLLM()
     agent = make_agent("mags_prompted", llm, embedder=HashingEmbedder())
     assert agent.ask_llm is llm and agent.write_llm is llm and agent.loop.few_shot
-    assert agent.memory_config.contradiction_max_diff == 1  # the loop's detector setting
+    assert agent.memory_config.engram.contradiction_max_diff == 1  # the loop's detector setting
 
 
 def test_static_rag_retrieves_by_meaning_as_well_as_words():

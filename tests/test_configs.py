@@ -24,12 +24,12 @@ def test_every_config_reads_the_same_way(cls):
 
 
 def test_types_are_checked_against_the_defaults_and_numbers_become_floats():
-    with pytest.raises(ConfigError, match=r"MemoryConfig.maintenance_every = True is a bool"):
+    with pytest.raises(ConfigError, match=r"DynamicsConfig.maintenance_every = True is a bool"):
         MemoryConfig.from_dict({"maintenance_every": True})
     with pytest.raises(ConfigError, match=r"block_weights.episodic = 'x' is a str"):
         MemoryConfig.from_dict({"block_weights": {"episodic": "x"}})
     cfg = MemoryConfig.from_dict({"merge_threshold": 1, "block_weights": {"semantic": 1}})
-    assert isinstance(cfg.merge_threshold, float) and cfg.block_weights == {"semantic": 1.0}
+    assert isinstance(cfg.engram.merge_threshold, float) and cfg.recall.block_weights == {"semantic": 1.0}
     ev = EvalConfig.from_dict({"seeds": [5], "game": {"seed": 5, "n_items": 3},
                                "llm": {"model": "embedded", "n_ctx": 512}})
     assert ev.game.n_items == 3 and ev.llm.n_ctx == 512
@@ -42,3 +42,21 @@ def test_config_errors_are_value_errors_and_mags_errors():
     for kind in (ValueError, MagsError):
         with pytest.raises(kind):
             strict_from_dict(MemoryConfig, {"max_nodes": "many"})
+
+
+def test_memory_config_groups_read_nested_and_flat_keys():
+    """Nested dicts (as `to_dict` writes them), flat ones (saves from before the groups, and
+    overrides) and a mix read the same; a group given as a non-dict is refused."""
+    nested = MemoryConfig.from_dict({"recall": {"lexical_weight": 0.5}, "index": {"seed": 3}})
+    flat = MemoryConfig.from_dict({"lexical_weight": 0.5, "seed": 3})
+    assert nested == flat == MemoryConfig().replaced(lexical_weight=0.5, seed=3)
+    assert nested.recall.lexical_weight == 0.5 and nested.index.seed == 3
+    assert MemoryConfig.from_dict(nested.to_dict()) == nested
+    assert MemoryConfig.from_dict(nested.flat()) == nested
+    assert len(nested.flat()) == sum(len(v) for v in nested.to_dict().values())
+    with pytest.raises(ConfigError, match="unknown RecallConfig keys"):
+        MemoryConfig.from_dict({"recall": {"decay_rate": 0.1}})
+    with pytest.raises(ConfigError, match="MemoryConfig.recall = 3 is not an object"):
+        MemoryConfig.from_dict({"recall": 3})
+    with pytest.raises(ValueError, match="lexical_weight must be in"):
+        MemoryConfig().replaced(lexical_weight=2.0)

@@ -18,7 +18,7 @@ ZORP = "The blue zorp sings at dawn."
 
 
 def make_memory(**overrides) -> LiquidMemory:
-    return LiquidMemory(MemoryConfig(**overrides), embedder=HashingEmbedder(),
+    return LiquidMemory(MemoryConfig.from_dict(overrides), embedder=HashingEmbedder(),
                         clock=lambda: 1000.0)
 
 
@@ -252,7 +252,7 @@ def test_an_update_asks_the_judge_which_near_fact_it_replaces():
             return False
 
     def build(judge):
-        cfg = MemoryConfig(update_supersede_threshold=0.1, merge_threshold=0.99)
+        cfg = MemoryConfig.from_dict({"update_supersede_threshold": 0.1, "merge_threshold": 0.99})
         m = LiquidMemory(cfg, HashingEmbedder(), detector=Never(), judge=judge)
         for text in ("The glarb eats carrots on rainy turns.",
                      "The glarb eats carrots on sunny turns."):

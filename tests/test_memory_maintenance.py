@@ -11,7 +11,7 @@ from mags_lib.memory import LiquidMemory, MemoryConfig
 
 
 def make_memory(**overrides) -> LiquidMemory:
-    return LiquidMemory(MemoryConfig(**overrides), embedder=HashingEmbedder(),
+    return LiquidMemory(MemoryConfig.from_dict(overrides), embedder=HashingEmbedder(),
                         clock=lambda: 1000.0)
 
 

@@ -20,7 +20,7 @@ RULES = ["On rainy turns the purple glarb eats carrots.", "The blue zorp sings a
 
 
 def make_memory(**overrides) -> LiquidMemory:
-    return LiquidMemory(MemoryConfig(**overrides), embedder=HashingEmbedder(),
+    return LiquidMemory(MemoryConfig.from_dict(overrides), embedder=HashingEmbedder(),
                         clock=lambda: 1000.0)
 
 
@@ -306,6 +306,21 @@ def test_a_save_without_a_checksum_still_loads(tmp_path):
     graph.write_text(json.dumps(doc))
     with pytest.raises(CorruptFileError, match="embeddings_sha256"):
         LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
+
+
+def test_a_save_with_the_flat_config_of_before_the_groups_loads(tmp_path):
+    """Memories saved before MemoryConfig was split into groups stored its fields flat; they
+    load into the same config, and snapshots taken from them decay the same way."""
+    mem = busy_memory()
+    mem.save(tmp_path / "mem")
+    graph = tmp_path / "mem" / "graph.json"
+    doc = json.loads(graph.read_text())
+    assert set(doc["config"]) == {"engram", "recall", "dynamics", "consolidation", "objective",
+                                  "index"}
+    doc["config"] = mem.config.flat()
+    graph.write_text(json.dumps(doc))
+    loaded = LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
+    assert loaded.config == mem.config and state_of(loaded) == state_of(mem)
 
 
 def test_recall_refuses_a_negative_k_and_texts_past_the_limit():

@@ -62,11 +62,11 @@ class MemoryMachine(RuleBasedStateMachine):
     @initialize(keep_history=st.booleans())
     def create(self, keep_history):
         self.mem = LiquidMemory(
-            MemoryConfig(maintenance_every=3, max_nodes=14, decay_rate=0.05,
-                         isolated_grace=4, inactive_after=8, working_capacity=3,
-                         working_ttl=2, solidify_threshold=0.7, hebbian_min_score=0.1,
-                         hebbian_rate=0.3, max_degree=6, max_snapshots=3,
-                         keep_history=keep_history),
+            MemoryConfig().replaced(
+                maintenance_every=3, max_nodes=14, decay_rate=0.05, isolated_grace=4,
+                inactive_after=8, working_capacity=3, working_ttl=2, solidify_threshold=0.7,
+                hebbian_min_score=0.1, hebbian_rate=0.3, max_degree=6, max_snapshots=3,
+                keep_history=keep_history),
             embedder=HashingEmbedder(dim=64), clock=lambda: 0.0)
 
     @rule(text=facts, key=st.none() | st.sampled_from(["k1", "k2"]))

@@ -21,7 +21,7 @@ STONES = "On rainy turns the purple glarb eats stones."
 
 
 def make_memory(**overrides) -> LiquidMemory:
-    return LiquidMemory(MemoryConfig(**overrides), embedder=HashingEmbedder(),
+    return LiquidMemory(MemoryConfig.from_dict(overrides), embedder=HashingEmbedder(),
                         clock=lambda: 1000.0)
 
 

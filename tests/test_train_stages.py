@@ -264,8 +264,10 @@ def test_peak_memory_sees_an_allocation():
     import mmap
     import time
 
+    from mags_lib.rss import current_rss_mb
+
     size = 64 * 2**20
-    start = common._rss_mb()
+    start = current_rss_mb()
     with common.peak_memory(interval_s=0.01) as mem:
         # fresh anonymous pages (numpy could reuse memory freed by earlier tests, which is
         # already resident, and then RSS would not move)

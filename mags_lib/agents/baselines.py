@@ -200,7 +200,7 @@ class StaticRagAgent(StaticRagBM25Agent):
             from mags_lib.embed import default_embedder
 
             self.embedder = MemoEmbedder(default_embedder())
-        self.lexical_weight = MemoryConfig().lexical_weight
+        self.lexical_weight = MemoryConfig().recall.lexical_weight
         self.vectors: list[np.ndarray] = []
 
     def add_document(self, doc: int, text: str) -> None:

@@ -32,7 +32,6 @@ encode each distinct text once (MiniLM on 2 busy cores: ~0.1 s a sentence).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -104,7 +103,7 @@ class MemoryAgent(Agent):
 
             self.embedder = MemoEmbedder(default_embedder())
         detector = None if self.supersede else NeverContradicts()
-        self.memory = LiquidMemory(replace(self.memory_config, seed=seed), self.embedder,
+        self.memory = LiquidMemory(self.memory_config.replaced(seed=seed), self.embedder,
                                    detector=detector, judge=self.judge)
 
     def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:

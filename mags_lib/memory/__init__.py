@@ -1,7 +1,7 @@
 """The Liquid Knowledge Graph memory: `LiquidMemory` and its parts.
 
     from mags_lib.memory import LiquidMemory, MemoryConfig
-    mem = LiquidMemory(MemoryConfig(max_nodes=10_000))
+    mem = LiquidMemory(MemoryConfig.from_dict({"max_nodes": 10_000}))
     mem.observe("On rainy turns the purple glarb eats carrots.", block="semantic")
     mem.recall("what does the glarb eat?", k=5)
 

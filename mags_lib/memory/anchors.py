@@ -70,7 +70,7 @@ def hybrid_candidates(mem: LiquidMemory, text: str, query_vec: np.ndarray, n: in
     if missing:
         for i, c in zip(missing, (mem._vectors(missing) @ query_vec).tolist(), strict=True):
             dense[i] = float(c)
-    alpha = cfg.lexical_weight
+    alpha = cfg.recall.lexical_weight
     scored = {i: ((1 - alpha) * max(c, 0.0) + alpha * lexical.get(i, 0.0), c)
               for i, c in dense.items()}
     out: dict[int, Candidate] = {}

@@ -66,7 +66,7 @@ def _link(mem: LiquidMemory, action: Link, report: ApplyReport) -> None:
     if a is None or b is None or a[0] == b[0]:
         report.skipped.append(f"{action!r}: no two distinct nodes match")
         return
-    mem._connect(a[0], b[0], mem.config.link_weight, "link")
+    mem._connect(a[0], b[0], mem.config.engram.link_weight, "link")
     report.linked.append((a[0], b[0]))
 
 

@@ -1,4 +1,8 @@
-"""`MemoryConfig`: every knob of the Liquid Knowledge Graph, one dataclass with a help string each.
+"""`MemoryConfig`: every knob of the Liquid Knowledge Graph, a help string each, in one group per
+concern: `engram` (writing), `recall` (reading), `dynamics` (`step()` and maintenance),
+`consolidation` (working memory), `objective` (J) and `index` (vector index, snapshots), read as
+`cfg.recall.lexical_weight`. Field names are unique across groups, so overrides and the saves of
+before the groups can name fields flat (`MemoryConfig.from_dict({"lexical_weight": 0.5})`).
 
 The defaults are tuned for all-MiniLM-L6-v2 sentence embeddings and game-turn time scales
 (one `step()` per turn). SMOKE runs shrink sizes (`max_nodes`, `working_capacity`), never code.
@@ -43,8 +47,9 @@ from mags_lib.memory.index import (
 
 
 @dataclass
-class MemoryConfig:
-    # --- engram (write) ---
+class EngramConfig:
+    """Writing: merging, initial edges, contradictions and supersession (`engram`)."""
+
     merge_threshold: float = field(default=0.92, metadata={
         "help": "cosine to the closest valid node of the same block at or above which a new "
                 "item merges into it (confidence up, source added) instead of adding a node"})
@@ -67,7 +72,6 @@ class MemoryConfig:
         "help": "extra neighbours fetched per write, so that filtering invalid nodes leaves m"})
     write_chunk: int = field(default=256, metadata={
         "help": "observe_many searches the index for this many items at once"})
-    # --- contradictions ---
     contradiction_candidates: int = field(default=5, metadata={
         "help": "most similar valid semantic nodes checked for a contradiction per new fact"})
     contradiction_min_cosine: float = field(default=0.3, metadata={
@@ -89,7 +93,12 @@ class MemoryConfig:
                 "nearest first; the first it says the update replaces is superseded"})
     match_threshold: float = field(default=0.25, metadata={
         "help": "minimum hybrid score for Forget / Link / connect to pick a node for a string"})
-    # --- recall (ask) ---
+
+@dataclass
+class RecallConfig:
+    """Reading: candidates, hybrid score, anchors, traversal, Hebbian wiring of co-recalled nodes
+    (`anchors`, `traversal`, `recall`)."""
+
     recall_overquery: int = field(default=4, metadata={
         "help": "candidates per recall = max(recall_overquery * k, min_candidates)"})
     min_candidates: int = field(default=16, metadata={"help": "see recall_overquery"})
@@ -118,7 +127,12 @@ class MemoryConfig:
         "help": "a recall query this similar to a working-memory item counts as a use of it"})
     connect_max_visited: int = field(default=20_000, metadata={
         "help": "node budget of the strongest-path search in connect()"})
-    # --- dynamics: step() ---
+
+@dataclass
+class DynamicsConfig:
+    """`step()` and maintenance: reward, decay with recency correction, pruning, solidification,
+    k-core consolidation, forgetting, capacity, importance (`dynamics`, `maintenance`)."""
+
     reward_rate: float = field(default=0.2, metadata={
         "help": "reward r in [-1, 1] on the last recalled paths: r > 0: w += rate*r*(1-w); "
                 "r < 0: w *= 1 + rate*r"})
@@ -157,7 +171,11 @@ class MemoryConfig:
         "help": "importance weight of min(core number / core_keep_k, 1)"})
     importance_base: float = field(default=0.2, metadata={
         "help": "importance weight of the node's confidence"})
-    # --- working memory ---
+
+@dataclass
+class ConsolidationConfig:
+    """The working-memory block and what of it is consolidated into long-term memory (`working`)."""
+
     working_capacity: int = field(default=16, metadata={
         "help": "recent turns held in working memory; the oldest overflow into consolidation"})
     working_ttl: int = field(default=8, metadata={
@@ -171,13 +189,22 @@ class MemoryConfig:
     consolidate_importance_weight: float = field(default=0.2, metadata={"help": "see doc"})
     use_saturation: int = field(default=3, metadata={
         "help": "uses at which a working item's usage term saturates at 1"})
-    # --- metrics ---
+
+@dataclass
+class ObjectiveConfig:
+    """The composite objective J over recent steps (`metrics`)."""
+
     metrics_window: int = field(default=100, metadata={
         "help": "steps over which metrics() averages rewards, recalls, engrams and churn"})
     objective_lambda: float = field(default=0.05, metadata={"help": "J cost per recall"})
     objective_mu: float = field(default=0.05, metadata={"help": "J cost per engram"})
     objective_nu: float = field(default=0.001, metadata={"help": "J cost per changed edge"})
-    # --- index ---
+
+@dataclass
+class IndexConfig:
+    """The vector index (exact below a size, HNSW above) and in-memory snapshots (`index`,
+    `snapshots`)."""
+
     exact_below: int = field(default=20_000, metadata={
         "help": "vector index is exact (brute force) below this many nodes, HNSW above"})
     seed: int = field(default=0, metadata={"help": "seed of the approximate vector index"})
@@ -192,27 +219,88 @@ class MemoryConfig:
     max_snapshots: int = field(default=8, metadata={
         "help": "in-memory snapshots kept; the oldest is dropped beyond this"})
 
+@dataclass
+class MemoryConfig:
+    """Every knob of the memory, by concern (see the module doc).
+
+    `MemoryConfig.from_dict` reads nested dicts (`{"recall": {"lexical_weight": 0.5}}`, as
+    `to_dict` writes them) and flat ones (`{"lexical_weight": 0.5}`: the format memories were
+    saved in before the split, and the short form of overrides); `replaced(**flat)` is a copy
+    with some fields changed by their (unique) names."""
+
+    engram: EngramConfig = field(default_factory=EngramConfig, metadata={
+        "help": "writing: merges, initial edges, contradictions, supersession"})
+    recall: RecallConfig = field(default_factory=RecallConfig, metadata={
+        "help": "reading: anchors, traversal, Hebbian wiring at recall"})
+    dynamics: DynamicsConfig = field(default_factory=DynamicsConfig, metadata={
+        "help": "step(): reward, decay, pruning, solidification, consolidation, forgetting"})
+    consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig, metadata={
+        "help": "the working-memory block and its consolidation"})
+    objective: ObjectiveConfig = field(default_factory=ObjectiveConfig, metadata={
+        "help": "the composite objective J"})
+    index: IndexConfig = field(default_factory=IndexConfig, metadata={
+        "help": "the vector index and in-memory snapshots"})
+
     def __post_init__(self) -> None:
         check_config(self)
 
+    def flat(self) -> dict[str, Any]:
+        """Every field by its own name, the groups flattened (names are unique across groups)."""
+        return {k: v for group in GROUPS for k, v in asdict(getattr(self, group)).items()}
+
+    def replaced(self, **changes: Any) -> MemoryConfig:
+        """A copy with the fields named in `changes` (flat names) set, checked as `from_dict`."""
+        return MemoryConfig.from_dict({**self.flat(), **changes})
+
     def vector_index(self, dim: int) -> VectorIndex:
         """A new, empty `VectorIndex` of dimension `dim` with this config's index settings."""
-        return VectorIndex(dim, exact_below=self.exact_below, seed=self.seed,
-                           connectivity=self.hnsw_connectivity,
-                           expansion_add=self.hnsw_expansion_add,
-                           expansion_search=self.hnsw_expansion_search)
+        ix = self.index
+        return VectorIndex(dim, exact_below=ix.exact_below, seed=ix.seed,
+                           connectivity=ix.hnsw_connectivity, expansion_add=ix.hnsw_expansion_add,
+                           expansion_search=ix.hnsw_expansion_search)
 
     def to_dict(self) -> dict[str, Any]:
+        """Nested by group: {"engram": {...}, "recall": {...}, ...}."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryConfig:
-        """Strict (`configs.strict_from_dict`): unknown keys, wrong types and out-of-range
-        values raise ConfigError (a ValueError and a MagsError)."""
+        """Nested or flat keys (or both), each group read strictly (`configs.strict_from_dict`):
+        unknown keys, wrong types and out-of-range values raise ConfigError (a ValueError and a
+        MagsError)."""
         from mags_lib.configs import strict_from_dict
+        from mags_lib.errors import ConfigError
 
-        return strict_from_dict(cls, data)
+        if not isinstance(data, dict):
+            raise ConfigError(f"MemoryConfig must be read from an object (a dict), got "
+                              f"{type(data).__name__}", "pass a dict of MemoryConfig fields")
+        nested: dict[str, dict[str, Any]] = {group: {} for group in GROUPS}
+        unknown = []
+        for key, value in data.items():
+            if key in GROUPS:
+                if not isinstance(value, dict):
+                    raise ConfigError(f"MemoryConfig.{key} = {value!r} is not an object",
+                                      f"give {key} as a dict of {GROUPS[key].__name__} fields")
+                nested[key].update(value)
+            elif key in FIELD_GROUP:  # flat: saves from before the groups, and overrides
+                nested[FIELD_GROUP[key]][key] = value
+            else:
+                unknown.append(key)
+        if unknown:
+            raise ConfigError(f"unknown MemoryConfig keys {sorted(unknown)}",
+                              f"use only these keys: the groups {list(GROUPS)} or their fields "
+                              f"{sorted(FIELD_GROUP)}")
+        return cls(**{group: strict_from_dict(GROUPS[group], values)
+                      for group, values in nested.items()})
 
+
+GROUPS: dict[str, type] = {"engram": EngramConfig, "recall": RecallConfig,
+                           "dynamics": DynamicsConfig, "consolidation": ConsolidationConfig,
+                           "objective": ObjectiveConfig, "index": IndexConfig}
+"""MemoryConfig's groups by attribute name."""
+FIELD_GROUP: dict[str, str] = {f.name: group for group, kind in GROUPS.items()
+                               for f in fields(kind)}
+"""The group of every field, by the field's (unique) name."""
 
 _UNIT = ("merge_threshold", "min_edge_weight", "temporal_weight", "link_weight",
          "default_confidence", "contradiction_min_cosine", "contradiction_min_overlap",
@@ -232,36 +320,36 @@ _MAX_INT = 10**9
 
 def check_config(cfg: MemoryConfig) -> None:
     """Raise ValueError naming the first field out of its range."""
-    for f in fields(cfg):
-        value = getattr(cfg, f.name)
+    flat = cfg.flat()
+    for name, value in flat.items():
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"config {f.name} must be finite, got {value}")
+            raise ValueError(f"config {name} must be finite, got {value}")
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_INT:
-            raise ValueError(f"config {f.name}={value} is out of range (|x| <= {_MAX_INT})")
+            raise ValueError(f"config {name}={value} is out of range (|x| <= {_MAX_INT})")
     for name in _UNIT:
-        value = getattr(cfg, name)
+        value = flat[name]
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"config {name} must be in [0, 1], got {value}")
     for name in _POSITIVE_INT:
-        if getattr(cfg, name) < 1:
-            raise ValueError(f"config {name} must be >= 1, got {getattr(cfg, name)}")
+        if flat[name] < 1:
+            raise ValueError(f"config {name} must be >= 1, got {flat[name]}")
     for name in ("attention_temperature", "decay_recency_steps"):
-        if getattr(cfg, name) <= 0:
-            raise ValueError(f"config {name} must be > 0, got {getattr(cfg, name)}")
+        if flat[name] <= 0:
+            raise ValueError(f"config {name} must be > 0, got {flat[name]}")
     for name in ("write_overquery", "contradiction_max_diff", "solid_node_uses", "core_keep_k",
                  "isolated_grace", "inactive_after", "exact_below", "seed", "decay_rate",
                  "objective_lambda", "objective_mu", "objective_nu", "importance_strength",
                  "importance_degree", "importance_use", "importance_core", "importance_base",
                  "consolidate_use_weight", "consolidate_surprise_weight",
                  "consolidate_importance_weight"):
-        if getattr(cfg, name) < 0:
-            raise ValueError(f"config {name} must be >= 0, got {getattr(cfg, name)}")
-    if cfg.min_edge_weight <= 0 or cfg.hebbian_init <= 0:
+        if flat[name] < 0:
+            raise ValueError(f"config {name} must be >= 0, got {flat[name]}")
+    if flat["min_edge_weight"] <= 0 or flat["hebbian_init"] <= 0:
         raise ValueError("config min_edge_weight and hebbian_init must be > 0 (weights in (0, 1])")
-    if cfg.temporal_weight <= 0 or cfg.link_weight <= 0:
+    if flat["temporal_weight"] <= 0 or flat["link_weight"] <= 0:
         raise ValueError("config temporal_weight and link_weight must be > 0")
-    if not isinstance(cfg.block_weights, dict):
+    if not isinstance(flat["block_weights"], dict):
         raise ValueError("config block_weights must be a dict of block -> weight")
-    for block, weight in cfg.block_weights.items():
+    for block, weight in flat["block_weights"].items():
         if not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
             raise ValueError(f"config block_weights[{block!r}] must be a finite number >= 0")

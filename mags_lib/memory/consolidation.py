@@ -43,7 +43,7 @@ def consolidate(mem: LiquidMemory, flush: bool = False) -> list[int]:
     if flush:
         items = mem.working.pop_all()
     else:
-        items = mem.working.pop_expired(mem.step_count, mem.config.working_ttl)
+        items = mem.working.pop_expired(mem.step_count, mem.config.consolidation.working_ttl)
     return consolidate_items(mem, items)
 
 
@@ -56,12 +56,12 @@ def consolidate_items(mem: LiquidMemory, items: list[WorkingItem]) -> list[int]:
                    if mem.graph.nodes[j]["valid_to"] is None][:1]
         novelty = surprise(nearest[0][1] if nearest else None)
         score = consolidation_score(
-            item.uses, novelty, item.importance, use_weight=cfg.consolidate_use_weight,
-            surprise_weight=cfg.consolidate_surprise_weight,
-            importance_weight=cfg.consolidate_importance_weight,
-            use_saturation=cfg.use_saturation)
-        decision = consolidation_decision(score, novelty, threshold=cfg.consolidate_threshold,
-                                          redundancy=cfg.redundancy_surprise)
+            item.uses, novelty, item.importance, use_weight=cfg.consolidation.consolidate_use_weight,
+            surprise_weight=cfg.consolidation.consolidate_surprise_weight,
+            importance_weight=cfg.consolidation.consolidate_importance_weight,
+            use_saturation=cfg.consolidation.use_saturation)
+        decision = consolidation_decision(score, novelty, threshold=cfg.consolidation.consolidate_threshold,
+                                          redundancy=cfg.consolidation.redundancy_surprise)
         if decision == "redundant":
             mem._mark_used(nearest[0][0])
         elif decision == "store":

@@ -142,17 +142,17 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
     else:
         vectors = mem._as_vectors(embeddings, len(batch))
     cfg = mem.config
-    k = cfg.attention_top_m + cfg.write_overquery
+    k = cfg.engram.attention_top_m + cfg.engram.write_overquery
     outcomes: list[WriteOutcome] = []
-    for start in range(0, len(batch), cfg.write_chunk):
-        chunk = vectors[start:start + cfg.write_chunk]
-        found = mem._search_many(chunk, k, expansion=cfg.hnsw_expansion_write)
+    for start in range(0, len(batch), cfg.engram.write_chunk):
+        chunk = vectors[start:start + cfg.engram.write_chunk]
+        found = mem._search_many(chunk, k, expansion=cfg.index.hnsw_expansion_write)
         sims = np.round((chunk @ chunk.T).astype(np.float64), 6).astype(np.float32)  # as index
         earlier = _EarlierRows(sims, k)
         new_rows: list[int] = []
         new_ids: list[int] = []
         node_of_row: dict[int, int] = {}
-        for row, item in enumerate(batch[start:start + cfg.write_chunk]):
+        for row, item in enumerate(batch[start:start + cfg.engram.write_chunk]):
             cands = found[row]  # ranked by (-cosine, id) already
             if new_rows:
                 # every id made in this chunk is above every id found in the index, and both
@@ -219,7 +219,7 @@ def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]]
             valid.append(pair)
             if data["block"] == item.block:
                 same.append(pair)
-    confidence = cfg.default_confidence if item.confidence is None else item.confidence
+    confidence = cfg.engram.default_confidence if item.confidence is None else item.confidence
     old_ids = contradicted_nodes(mem, item, same)
     if not old_ids:
         target = merge_target(mem, item, same)
@@ -238,9 +238,9 @@ def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]]
     cosine = dict(cands)
     for old in old_ids:
         supersede(mem, old, new, cosine.get(old, KEYED_SUPERSEDE_WEIGHT))
-    neighbours = [(j, c) for j, c in valid if j not in old_ids][:cfg.attention_top_m]
-    weights = _attention_list([c for _, c in neighbours], cfg.attention_temperature,
-                              cfg.min_edge_weight)
+    neighbours = [(j, c) for j, c in valid if j not in old_ids][:cfg.engram.attention_top_m]
+    weights = _attention_list([c for _, c in neighbours], cfg.engram.attention_temperature,
+                              cfg.engram.min_edge_weight)
     mem._connect_new(new, [(j, w) for (j, _), w in zip(neighbours, weights, strict=True)
                            if w > 0], "similarity")
     if item.block == "episodic":
@@ -254,11 +254,11 @@ def update_target(mem: LiquidMemory, item: WriteItem, same: list[tuple[int, floa
     fact above `update_supersede_threshold`, or, with `mem.judge`, the first of the
     `update_judge_candidates` nearest that the judge says the update replaces (none: an add)."""
     cfg = mem.config
-    near = [j for j, c in same if c >= cfg.update_supersede_threshold]
+    near = [j for j, c in same if c >= cfg.engram.update_supersede_threshold]
     if mem.judge is None:
         return near[:1]
     nodes = mem.graph._node
-    for j in near[:cfg.update_judge_candidates]:
+    for j in near[:cfg.engram.update_judge_candidates]:
         if mem.judge.contradicts(nodes[j]["text"], item.text):
             return [j]
     return []
@@ -279,8 +279,8 @@ def contradicted_nodes(mem: LiquidMemory, item: WriteItem,
         return []
     cfg = mem.config
     out = []
-    for j, c in same[:cfg.contradiction_candidates]:
-        if c < cfg.contradiction_min_cosine:
+    for j, c in same[:cfg.engram.contradiction_candidates]:
+        if c < cfg.engram.contradiction_min_cosine:
             break
         old_text = nodes[j]["text"]
         if normalise_text(old_text) != text and mem.detector.contradicts(old_text, item.text):
@@ -299,7 +299,7 @@ def merge_target(mem: LiquidMemory, item: WriteItem,
                 item.text):
             return current
     for j, c in same:
-        if c < mem.config.merge_threshold:
+        if c < mem.config.engram.merge_threshold:
             break
         other_key = nodes[j]["key"]
         if item.key is None or other_key is None or other_key == item.key:
@@ -314,7 +314,7 @@ def merge_into(mem: LiquidMemory, target: int, item: WriteItem, confidence: floa
     sources = data["sources"]
     if item.source is not None and item.source not in sources:
         sources.append(item.source)
-        if len(sources) > mem.config.max_sources:
+        if len(sources) > mem.config.engram.max_sources:
             del sources[1]  # keep the origin and the newest ones
     if item.importance is not None:
         data["importance"] = max(data["importance"], item.importance)
@@ -329,15 +329,15 @@ def merge_into(mem: LiquidMemory, target: int, item: WriteItem, confidence: floa
 def supersede(mem: LiquidMemory, old: int, new: int, cosine: float) -> None:
     """`new` is the current version of `old`: invalidate old, keep the link to it."""
     mem._invalidate(old, by=new)
-    mem._connect(new, old, max(cosine, mem.config.min_edge_weight), "supersedes",
-                 solid=mem.config.keep_history)
+    mem._connect(new, old, max(cosine, mem.config.engram.min_edge_weight), "supersedes",
+                 solid=mem.config.engram.keep_history)
 
 
 def link_episode(mem: LiquidMemory, node: int) -> None:
     """Temporal edge from the previous episode to `node`, which becomes the latest episode."""
     last = mem._last_episode
     if last is not None and last != node and last in mem.graph:
-        mem._connect(node, last, mem.config.temporal_weight, "temporal")
+        mem._connect(node, last, mem.config.engram.temporal_weight, "temporal")
     mem._last_episode = node
 
 

@@ -20,7 +20,7 @@ since the exact float32 copy lives here anyway. FAISS's HNSW index cannot remove
 FAISS is a much heavier dependency. usearch removal leaves tombstones in the graph, so the graph
 is rebuilt from the matrix once removals since the last build outnumber the live vectors.
 
-Graph settings (`MemoryConfig.hnsw_*`): degree `connectivity` 20, insertion beam
+Graph settings (`MemoryConfig.index.hnsw_*`): degree `connectivity` 20, insertion beam
 `expansion_add` 24, search beam `expansion_search` 256, and a narrower beam (32) for the
 memory's write-time neighbour search (`search_many(..., expansion=...)`). Inserting is the main
 cost of a write above `exact_below`, so the graph is wide but built with a narrow beam and

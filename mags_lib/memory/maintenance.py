@@ -58,7 +58,7 @@ def step(mem: LiquidMemory, reward: float | None = None) -> dict[str, Any]:
         mem._tally.reward = float(reward)
     mem._step += 1
     consolidate(mem)
-    if mem._step % mem.config.maintenance_every == 0 or len(mem) > mem.config.max_nodes:
+    if mem._step % mem.config.dynamics.maintenance_every == 0 or len(mem) > mem.config.dynamics.max_nodes:
         maintain(mem)
     tally = mem._tally
     mem._history.append(tally)
@@ -69,7 +69,7 @@ def step(mem: LiquidMemory, reward: float | None = None) -> dict[str, Any]:
 
 def reinforce_paths(mem: LiquidMemory, reward: float) -> None:
     """Reward every edge (once) on the paths recalled since the last step."""
-    rate = mem.config.reward_rate
+    rate = mem.config.dynamics.reward_rate
     edges = sorted({(min(u, v), max(u, v)) for path in mem._last_paths
                     for u, v in zip(path, path[1:], strict=False)})
     for u, v in edges:
@@ -111,8 +111,8 @@ def _edge_arrays(mem: LiquidMemory) -> tuple[list[tuple[int, int, dict]], np.nda
     solid = field("solid", bool)
     cfg = mem.config
     eff = decayed_weights(field("weight", np.float64), field("t", np.float64),
-                          field("used", np.float64), mem._step, cfg.decay_rate,
-                          cfg.decay_recency_steps, solid)
+                          field("used", np.float64), mem._step, cfg.dynamics.decay_rate,
+                          cfg.dynamics.decay_recency_steps, solid)
     return edges, eff, solid
 
 
@@ -121,12 +121,12 @@ def _edge_rules(mem: LiquidMemory, edges: list, eff: np.ndarray, solid: np.ndarr
     """Solidify strong edges (in place, `solid` updated), remove weak and crowding ones;
     returns the mask of removed edges and the number solidified."""
     cfg = mem.config
-    to_solid = np.flatnonzero(~solid & (eff >= cfg.solidify_threshold))
+    to_solid = np.flatnonzero(~solid & (eff >= cfg.dynamics.solidify_threshold))
     for i in to_solid.tolist():
         edges[i][2].update(weight=float(min(eff[i], 1.0)), t=mem._step, solid=True)
     solid[to_solid] = True
-    drop = ~solid & (eff < cfg.prune_threshold)
-    drop |= _crowded(cfg.max_degree, eff, ~solid & ~drop, rows, cols, n)
+    drop = ~solid & (eff < cfg.dynamics.prune_threshold)
+    drop |= _crowded(cfg.dynamics.max_degree, eff, ~solid & ~drop, rows, cols, n)
     gone = [(edges[i][0], edges[i][1]) for i in np.flatnonzero(drop).tolist()]
     mem.graph.remove_edges_from(gone)
     mem._tally.edges_removed += len(gone)
@@ -164,7 +164,7 @@ def _node_rules(mem: LiquidMemory, ids: np.ndarray, rows: np.ndarray, cols: np.n
     degree = np.bincount(rows, minlength=n) + np.bincount(cols, minlength=n)
     strength = np.bincount(rows, eff, minlength=n) + np.bincount(cols, eff, minlength=n)
     has_solid = (np.bincount(rows[solid], minlength=n) + np.bincount(cols[solid], minlength=n)) > 0
-    core = capped_core_numbers(n, rows, cols, cfg.core_keep_k)
+    core = capped_core_numbers(n, rows, cols, cfg.dynamics.core_keep_k)
     node = graph._node
     data = [node[i] for i in ids.tolist()]
     uses = np.fromiter(map(itemgetter("uses"), data), np.float64, n)
@@ -172,19 +172,19 @@ def _node_rules(mem: LiquidMemory, ids: np.ndarray, rows: np.ndarray, cols: np.n
     confidence = np.fromiter(map(itemgetter("confidence"), data), np.float64, n)
     node_solid = np.fromiter(map(itemgetter("solid"), data), bool, n)
     importance = node_importance(strength, degree, uses, core, confidence,
-                                 w_strength=cfg.importance_strength,
-                                 w_degree=cfg.importance_degree, w_use=cfg.importance_use,
-                                 w_core=cfg.importance_core, w_base=cfg.importance_base,
-                                 core_k=cfg.core_keep_k)
+                                 w_strength=cfg.dynamics.importance_strength,
+                                 w_degree=cfg.dynamics.importance_degree, w_use=cfg.dynamics.importance_use,
+                                 w_core=cfg.dynamics.importance_core, w_base=cfg.dynamics.importance_base,
+                                 core_k=cfg.dynamics.core_keep_k)
     for d, value in zip(data, importance.tolist(), strict=True):
         d["importance"] = value
     removable = ~(node_solid | has_solid)
     idle = now - used
-    dead = removable & (((degree == 0) & (idle > cfg.isolated_grace))
-                        | ((core < cfg.core_keep_k) & (idle > cfg.inactive_after)))
+    dead = removable & (((degree == 0) & (idle > cfg.dynamics.isolated_grace))
+                        | ((core < cfg.dynamics.core_keep_k) & (idle > cfg.dynamics.inactive_after)))
     left = n - int(dead.sum())
-    if left > cfg.max_nodes:
-        target = int(cfg.max_nodes * (1.0 - cfg.capacity_headroom))
+    if left > cfg.dynamics.max_nodes:
+        target = int(cfg.dynamics.max_nodes * (1.0 - cfg.dynamics.capacity_headroom))
         order = np.lexsort((ids, importance))
         victims = order[removable[order] & ~dead[order]][:left - target]
         dead[victims] = True

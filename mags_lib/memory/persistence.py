@@ -183,8 +183,8 @@ def load(path: Path, embedder: Any | None = None, detector: Any | None = None,
         from mags_lib.memory.contradiction import RuleBasedDetector
 
         cfg = mem.config
-        mem.detector = RuleBasedDetector(cfg.contradiction_min_overlap,
-                                                cfg.contradiction_max_diff)
+        mem.detector = RuleBasedDetector(cfg.engram.contradiction_min_overlap,
+                                                cfg.engram.contradiction_max_diff)
     return mem
 
 

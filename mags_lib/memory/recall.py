@@ -61,28 +61,28 @@ def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any =
     cfg = mem.config
     q = mem._query_vector(query, query_embedding)
     if learn:
-        mem.working.touch(q, cfg.working_use_cosine)
+        mem.working.touch(q, cfg.recall.working_use_cosine)
     if len(mem) == 0:
         return []
-    n = max(cfg.recall_overquery * k, cfg.min_candidates)
+    n = max(cfg.recall.recall_overquery * k, cfg.recall.min_candidates)
     cands = hybrid_candidates(mem, query, q, n, include_invalid=include_invalid)
     if not cands:
         return []
     ids = [c.node_id for c in cands]
     rel = np.array([c.score for c in cands])
     vecs = mem._vectors(ids)
-    chosen = select_anchors(rel, vecs @ vecs.T, cfg.n_anchors, cfg.mmr_lambda)
+    chosen = select_anchors(rel, vecs @ vecs.T, cfg.recall.n_anchors, cfg.recall.mmr_lambda)
     anchors = {ids[i]: float(rel[i]) for i in chosen}
     nodes = mem.graph._node  # plain dicts: networkx's views cost a call per access
     reached = spread(
         mem.graph._adj, anchors, weight=mem._weight_fn(),
         can_visit=(lambda _: True) if include_invalid else (
             lambda n: nodes[n]["valid_to"] is None),
-        block_of=lambda n: nodes[n]["block"], min_product=cfg.min_path_product,
-        max_visited=cfg.max_visited, cross_block=cfg.cross_block_factor)
+        block_of=lambda n: nodes[n]["block"], min_product=cfg.recall.min_path_product,
+        max_visited=cfg.recall.max_visited, cross_block=cfg.recall.cross_block_factor)
     best: dict[int, tuple[float, list[int]]] = {c.node_id: (c.score, [c.node_id]) for c in cands}
     for node, r in reached.items():
-        score = r.score if node in anchors else r.score * cfg.block_weights.get(
+        score = r.score if node in anchors else r.score * cfg.recall.block_weights.get(
             nodes[node]["block"], 1.0)
         if score > best.get(node, (-math.inf,))[0]:
             best[node] = (score, r.path)
@@ -92,7 +92,7 @@ def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any =
                     key=lambda t: (-t[0], t[1]))[:k]
     hits = [make_hit(mem, node, score, path) for score, node, path in ranked]
     if learn:
-        wire_anchors(mem, {a: s for a, s in anchors.items() if s >= cfg.hebbian_min_score
+        wire_anchors(mem, {a: s for a, s in anchors.items() if s >= cfg.recall.hebbian_min_score
                            and nodes[a]["valid_to"] is None})
         mark_recalled(mem, hits)
     return hits
@@ -111,9 +111,9 @@ def wire_anchors(mem: LiquidMemory, anchors: dict[int, float]) -> None:
     cfg = mem.config
     for a, b in combinations(sorted(anchors), 2):
         if mem.graph.has_edge(a, b):
-            mem._reweight(a, b, lambda w: hebbian_update(w, cfg.hebbian_rate))
+            mem._reweight(a, b, lambda w: hebbian_update(w, cfg.recall.hebbian_rate))
         else:
-            mem._connect(a, b, cfg.hebbian_init, "hebbian")
+            mem._connect(a, b, cfg.recall.hebbian_init, "hebbian")
 
 
 def mark_recalled(mem: LiquidMemory, hits: list[Hit]) -> None:
@@ -147,9 +147,9 @@ def best_match(mem: LiquidMemory, text: str, *, include_invalid: bool = False,
     if len(mem) == 0 or not text.strip():
         return None
     q = mem._query_vector(text, query_embedding)
-    cands = hybrid_candidates(mem, text, q, mem.config.min_candidates,
+    cands = hybrid_candidates(mem, text, q, mem.config.recall.min_candidates,
                               include_invalid=include_invalid)
-    if not cands or cands[0].score < mem.config.match_threshold:
+    if not cands or cands[0].score < mem.config.engram.match_threshold:
         return None
     return cands[0].node_id, cands[0].score
 
@@ -163,7 +163,7 @@ def connect(mem: LiquidMemory, a: str, b: str, *, learn: bool = True) -> list[Hi
     nodes = mem.graph.nodes
     found = strongest_path(mem.graph._adj, ma[0], mb[0], weight=mem._weight_fn(),
                            can_visit=lambda n: nodes[n]["valid_to"] is None,
-                           max_visited=mem.config.connect_max_visited)
+                           max_visited=mem.config.recall.connect_max_visited)
     if learn:
         mem._tally.recalls += 1
     if found is None:

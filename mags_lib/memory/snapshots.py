@@ -15,9 +15,10 @@ state's own step, compared with a 1e-9 tolerance).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mags_lib.errors import MagsError
+from mags_lib.memory.config import MemoryConfig
 from mags_lib.memory.dynamics import decayed_weight
 from mags_lib.memory.state import MemoryState, capture, restore
 from mags_lib.memory.types import MemoryDiff
@@ -33,7 +34,7 @@ def take_snapshot(mem: LiquidMemory) -> int:
     snapshot_id = mem._next_snapshot
     mem._next_snapshot += 1
     mem._snapshots[snapshot_id] = capture(mem)
-    while len(mem._snapshots) > mem.config.max_snapshots:
+    while len(mem._snapshots) > mem.config.index.max_snapshots:
         del mem._snapshots[min(mem._snapshots)]
     return snapshot_id
 
@@ -81,8 +82,8 @@ def diff_states(old: MemoryState, new: MemoryState) -> MemoryDiff:
 
 
 def _edge_weights(state: MemoryState) -> dict[tuple[int, int], float]:
-    cfg: dict[str, Any] = state.config
+    cfg = MemoryConfig.from_dict(state.config).dynamics  # flat in snapshots saved before groups
     step = state.step
     return {(min(e["source"], e["target"]), max(e["source"], e["target"])): decayed_weight(
-        e["weight"], e["t"], e["used"], step, cfg["decay_rate"], cfg["decay_recency_steps"],
+        e["weight"], e["t"], e["used"], step, cfg.decay_rate, cfg.decay_recency_steps,
         e["solid"]) for e in state.edges}

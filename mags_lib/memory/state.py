@@ -102,7 +102,7 @@ def _restore(mem: LiquidMemory, state: MemoryState) -> None:
     lexical.add_many(node_ids, [graph.nodes[node_id]["text"] for node_id in node_ids])
     working = WorkingMemory.from_dict(state.working)
     history = deque((StepTally.from_dict(t) for t in state.history),
-                    maxlen=config.metrics_window)
+                    maxlen=config.objective.metrics_window)
     tally = StepTally.from_dict(state.tally)
     # all built: commit
     mem.config, mem.graph, mem.index, mem.lexical = config, graph, index, lexical

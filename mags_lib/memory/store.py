@@ -73,13 +73,13 @@ class LiquidMemory:
         self.config = config if config is not None else MemoryConfig()
         self._embedder = embedder
         self.detector: ContradictionDetector = detector or RuleBasedDetector(
-            self.config.contradiction_min_overlap, self.config.contradiction_max_diff)
+            self.config.engram.contradiction_min_overlap, self.config.engram.contradiction_max_diff)
         self.judge = judge
         self.clock = clock or time.time
         self.graph = nx.Graph()
         self.index: Any | None = None  # VectorIndex, created when the dimension is known
         self.lexical = _new_lexical()
-        self.working = WorkingMemory(self.config.working_capacity)
+        self.working = WorkingMemory(self.config.consolidation.working_capacity)
         self._dim: int | None = None
         self._next_id = 0
         self._step = 0
@@ -87,7 +87,7 @@ class LiquidMemory:
         self._keys: dict[str, int] = {}
         self._last_paths: list[list[int]] = []
         self._tally = StepTally()
-        self._history: deque[StepTally] = deque(maxlen=self.config.metrics_window)
+        self._history: deque[StepTally] = deque(maxlen=self.config.objective.metrics_window)
         self._snapshots: dict[int, Any] = {}
         self._next_snapshot = 0
 
@@ -242,8 +242,8 @@ class LiquidMemory:
 
         cfg = self.config
         out = {"step": self._step, **graph_counts(self.graph), "working": len(self.working)}
-        out.update(summarise(self._history, lam=cfg.objective_lambda, mu=cfg.objective_mu,
-                             nu=cfg.objective_nu))
+        out.update(summarise(self._history, lam=cfg.objective.objective_lambda, mu=cfg.objective.objective_mu,
+                             nu=cfg.objective.objective_nu))
         return out
 
     # ----- persistence and snapshots --------------------------------------------------------
@@ -291,11 +291,11 @@ class LiquidMemory:
     def _weight(self, data: dict[str, Any]) -> float:
         cfg = self.config
         return decayed_weight(data["weight"], data["t"], data["used"], self._step,
-                              cfg.decay_rate, cfg.decay_recency_steps, data["solid"])
+                              cfg.dynamics.decay_rate, cfg.dynamics.decay_recency_steps, data["solid"])
 
     def _weight_fn(self) -> Callable[[dict[str, Any]], float]:
         """`_weight` as a closure over the current step, for hot loops (same values)."""
-        now, rate, h = self._step, self.config.decay_rate, self.config.decay_recency_steps
+        now, rate, h = self._step, self.config.dynamics.decay_rate, self.config.dynamics.decay_recency_steps
 
         def weight(data: dict[str, Any]) -> float:
             if data["solid"] or data["t"] >= now or rate == 0.0:
@@ -379,14 +379,14 @@ class LiquidMemory:
         data["used"] = self._step
         data["used_at"] = self._now()
         data["uses"] += 1
-        if data["uses"] >= self.config.solid_node_uses:
+        if data["uses"] >= self.config.dynamics.solid_node_uses:
             data["solid"] = True
 
     def _invalidate(self, node_id: int, by: int | None) -> None:
         data = self.graph.nodes[node_id]
         data["valid_to"] = self._step
         data["superseded_by"] = by
-        data["confidence"] *= self.config.superseded_confidence_factor
+        data["confidence"] *= self.config.engram.superseded_confidence_factor
         key = data["key"]
         if key is not None and self._keys.get(key) == node_id:
             del self._keys[key]
@@ -401,7 +401,7 @@ class LiquidMemory:
         if data is None:
             self.graph.add_edge(u, v, weight=weight, kind=kind, t=self._step, used=self._step,
                                 solid=solid or should_solidify(weight,
-                                                               self.config.solidify_threshold))
+                                                               self.config.dynamics.solidify_threshold))
             self._tally.edges_added += 1
             return
         current = self._weight(data)
@@ -409,13 +409,13 @@ class LiquidMemory:
         if kind in EXPLICIT_KINDS and data["kind"] != "supersedes":
             data["kind"] = kind
         data["solid"] = data["solid"] or solid or should_solidify(
-            data["weight"], self.config.solidify_threshold)
+            data["weight"], self.config.dynamics.solidify_threshold)
         self._tally.edges_changed += 1
 
     def _connect_new(self, u: int, targets: list[tuple[int, float]], kind: str) -> None:
         """`_connect(u, v, w, kind)` for every (v, w) in `targets`, in one call: for a node
         just created, whose only edges so far are to nodes it supersedes (those are skipped)."""
-        step, threshold = self._step, self.config.solidify_threshold
+        step, threshold = self._step, self.config.dynamics.solidify_threshold
         adj = self.graph._adj
         mine = adj[u]
         added = 0
@@ -445,7 +445,7 @@ class LiquidMemory:
             return
         new = min(1.0, max(update(self._weight(data)), 1e-6))
         data.update(weight=new, t=self._step, used=self._step)
-        if should_solidify(new, self.config.solidify_threshold):
+        if should_solidify(new, self.config.dynamics.solidify_threshold):
             data["solid"] = True
         self._tally.edges_changed += 1
 

@@ -143,7 +143,7 @@ def validate_document(doc: Any, file: Path, fmt: str, version: int) -> dict[str,
             c.int_(node, f"last_paths[{i}][{j}]")
     tally = _check_tally(c, doc["tally"], "tally")
     history = [_check_tally(c, t, f"history[{i}]") for i, t in enumerate(
-        c.lst(doc["history"], "history", config.metrics_window))]
+        c.lst(doc["history"], "history", config.objective.metrics_window))]
     return {"config": config.to_dict(), "dim": dim, "counters": dict(counters), "keys": keys,
             "nodes": nodes, "edges": doc["edges"], "working": working, "last_paths": paths,
             "tally": tally, "history": history}

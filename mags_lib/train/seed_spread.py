@@ -177,9 +177,9 @@ def markdown(out: dict) -> str:
              "| queries / row | adherence |", "|---|---|---|---|---|---|"]
     for name, h in out["models"].items():
         hit, per_query = h["hit_at"], h["query_hit_at"]
-        adherence = f"{h['adherence']:.3f}" if "adherence" in h else "-"
-        lines.append(f"| {name} | {hit['1']:.3f} | {per_query['1']:.3f} | {hit['3']:.3f} "
-                     f"| {h['queries_per_row']:.2f} | {adherence} |")
+        lines.append(f"| {name} | {_num(hit.get('1'))} | {_num(per_query.get('1'))} "
+                     f"| {_num(hit.get('3'))} | {_num(h.get('queries_per_row'), 2)} "
+                     f"| {_num(h.get('adherence'))} |")
     if out.get("vs_sft"):
         lines += ["", f"| against ask-sft, {out['rows']} {out['split']} rows, depth 1 "
                   "| per query: gain [95% CI, games resampled] | games ahead / behind "
@@ -191,6 +191,11 @@ def markdown(out: dict) -> str:
                          f"| {b['gain']:+.3f} [{b['ci'][0]:+.3f}, {b['ci'][1]:+.3f}] "
                          f"| {b['rows_b_ahead']} / {b['rows_b_behind']} |")
     return "\n".join(lines)
+
+
+def _num(x: float | None, digits: int = 3) -> str:
+    """`x` with `digits` decimals; "-" where nothing was measured (no query, no row)."""
+    return "-" if x is None else f"{x:.{digits}f}"
 
 
 def _outputs_path(path: Path) -> Path:
