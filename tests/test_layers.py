@@ -33,6 +33,22 @@ def test_no_module_outside_memory_touches_its_private_members():
     assert not uses, "use LiquidMemory's public methods instead:\n" + "\n".join(uses)
 
 
+def test_the_memory_helpers_use_only_its_stated_internal_interface():
+    """Inside `memory/`, helper modules touch only the private members that `store.py` states
+    (HELPER_INTERFACE), and every stated member exists and is used."""
+    from mags_lib.memory.store import HELPER_INTERFACE, LiquidMemory
+
+    helpers = [p for p in (ROOT / "memory").glob("*.py") if p.name != "store.py"]
+    uses = {u.split(": ", 1)[1].split(".", 1)[1]: u for p in helpers
+            for u in _private_memory_uses(p)}
+    unstated = sorted(u for name, u in uses.items() if name not in HELPER_INTERFACE)
+    assert not unstated, "state these in store.HELPER_INTERFACE, or use a public method:\n" + \
+        "\n".join(unstated)
+    memory = LiquidMemory()
+    assert not [m for m in HELPER_INTERFACE if not hasattr(memory, m)], "stated but missing"
+    assert sorted(set(HELPER_INTERFACE) - set(uses)) == [], "stated but unused"
+
+
 def test_the_check_sees_a_private_use(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("def f(agent, mem):\n    mem.__len__()\n    return agent.memory._weight({})\n")

@@ -9,7 +9,8 @@
 This module holds the state and the bookkeeping of nodes and edges; the rules live next to it:
 `engram.py` (write), `contradiction.py`, `recall.py` / `anchors.py` / `traversal.py` (read),
 `dynamics.py` + `maintenance.py` (step), `working.py`, `state.py` / `persistence.py` /
-`snapshots.py` (save, load, snapshot, diff), `metrics.py`.
+`snapshots.py` (save, load, snapshot, diff), `metrics.py`. Those helpers use only the private
+members stated in `HELPER_INTERFACE` below.
 
 Graph. `memory.graph` is an undirected `networkx.Graph` whose nodes are int ids (a monotonic
 counter, never reused). Associations (similarity, temporal, hebbian, link) are symmetric, so one
@@ -53,6 +54,42 @@ NODE_FIELDS = ("text", "block", "created", "created_at", "used", "used_at", "use
 EDGE_FIELDS = ("weight", "kind", "t", "used", "solid")
 MAX_PATHS_KEPT = 1000
 EXPLICIT_KINDS = ("supersedes", "link")
+
+HELPER_INTERFACE: dict[str, str] = {
+    # state the helpers read and advance (state.py saves and restores all of it)
+    "_step": "the step counter (maintenance advances it)",
+    "_tally": "this step's counts of writes, recalls and edge changes (metrics)",
+    "_keys": "explicit key -> the node holding it (engram's identity for keyed facts)",
+    "_vectors": "the vector index of node embeddings",
+    "_dim": "the embedding dimension",
+    "_next_id": "the next node id (never reused)",
+    "_history": "the objective's per-step history",
+    "_last_paths": "recall paths kept for Hebbian wiring at the next step",
+    "_last_episode": "the previous episode, for the temporal edge",
+    "_snapshots": "the in-memory snapshots",
+    "_next_snapshot": "the next snapshot id",
+    # bookkeeping of nodes and edges, so every change keeps index, keys and tally consistent
+    "_add_node": "add a node with its vector",
+    "_remove_nodes": "remove nodes from graph, index and keys",
+    "_connect": "add or strengthen an edge",
+    "_connect_new": "the attention edges of a new node",
+    "_touch_edge": "mark an edge used now",
+    "_reweight": "set an edge's weight as of now",
+    "_mark_used": "count a use of nodes",
+    "_invalidate": "end a fact's validity (supersession)",
+    "_remember_paths": "keep recall paths for the next step",
+    # encoding and search
+    "_now": "the wall clock or the caller's time",
+    "_encode": "embed texts (cached)",
+    "_as_vectors": "texts or vectors to a matrix",
+    "_query_vector": "embed one query",
+    "_search": "nearest valid nodes of one vector",
+    "_search_many": "nearest nodes of many vectors",
+    "_weight_fn": "the current (decayed) weight of an edge, for traversal",
+}
+"""The private members of `LiquidMemory` that the helper modules of this package (engram,
+recall, maintenance, state, ...) may use, and what each is; nothing outside `memory/` uses any
+(tests/test_layers.py checks both)."""
 
 
 class LiquidMemory:
