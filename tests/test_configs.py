@@ -29,7 +29,8 @@ def test_types_are_checked_against_the_defaults_and_numbers_become_floats():
     with pytest.raises(ConfigError, match=r"block_weights.episodic = 'x' is a str"):
         MemoryConfig.from_dict({"block_weights": {"episodic": "x"}})
     cfg = MemoryConfig.from_dict({"merge_threshold": 1, "block_weights": {"semantic": 1}})
-    assert isinstance(cfg.engram.merge_threshold, float) and cfg.recall.block_weights == {"semantic": 1.0}
+    assert isinstance(cfg.engram.merge_threshold, float)
+    assert cfg.recall.block_weights == {"semantic": 1.0}
     ev = EvalConfig.from_dict({"seeds": [5], "game": {"seed": 5, "n_items": 3},
                                "llm": {"model": "embedded", "n_ctx": 512}})
     assert ev.game.n_items == 3 and ev.llm.n_ctx == 512

@@ -49,19 +49,19 @@ def consolidate(mem: LiquidMemory, flush: bool = False) -> list[int]:
 
 def consolidate_items(mem: LiquidMemory, items: list[WorkingItem]) -> list[int]:
     """Store, reinforce (redundant) or drop each item by `consolidation_decision`."""
-    cfg = mem.config
+    cfg = mem.config.consolidation
     written: list[int] = []
     for item in items:
         nearest = [(j, c) for j, c in mem._search(item.embedding, NEAREST)
                    if mem.graph.nodes[j]["valid_to"] is None][:1]
         novelty = surprise(nearest[0][1] if nearest else None)
         score = consolidation_score(
-            item.uses, novelty, item.importance, use_weight=cfg.consolidation.consolidate_use_weight,
-            surprise_weight=cfg.consolidation.consolidate_surprise_weight,
-            importance_weight=cfg.consolidation.consolidate_importance_weight,
-            use_saturation=cfg.consolidation.use_saturation)
-        decision = consolidation_decision(score, novelty, threshold=cfg.consolidation.consolidate_threshold,
-                                          redundancy=cfg.consolidation.redundancy_surprise)
+            item.uses, novelty, item.importance, use_weight=cfg.consolidate_use_weight,
+            surprise_weight=cfg.consolidate_surprise_weight,
+            importance_weight=cfg.consolidate_importance_weight,
+            use_saturation=cfg.use_saturation)
+        decision = consolidation_decision(score, novelty, threshold=cfg.consolidate_threshold,
+                                          redundancy=cfg.redundancy_surprise)
         if decision == "redundant":
             mem._mark_used(nearest[0][0])
         elif decision == "store":

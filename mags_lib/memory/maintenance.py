@@ -58,7 +58,8 @@ def step(mem: LiquidMemory, reward: float | None = None) -> dict[str, Any]:
         mem._tally.reward = float(reward)
     mem._step += 1
     consolidate(mem)
-    if mem._step % mem.config.dynamics.maintenance_every == 0 or len(mem) > mem.config.dynamics.max_nodes:
+    dyn = mem.config.dynamics
+    if mem._step % dyn.maintenance_every == 0 or len(mem) > dyn.max_nodes:
         maintain(mem)
     tally = mem._tally
     mem._history.append(tally)
@@ -173,15 +174,18 @@ def _node_rules(mem: LiquidMemory, ids: np.ndarray, rows: np.ndarray, cols: np.n
     node_solid = np.fromiter(map(itemgetter("solid"), data), bool, n)
     importance = node_importance(strength, degree, uses, core, confidence,
                                  w_strength=cfg.dynamics.importance_strength,
-                                 w_degree=cfg.dynamics.importance_degree, w_use=cfg.dynamics.importance_use,
-                                 w_core=cfg.dynamics.importance_core, w_base=cfg.dynamics.importance_base,
+                                 w_degree=cfg.dynamics.importance_degree,
+                                 w_use=cfg.dynamics.importance_use,
+                                 w_core=cfg.dynamics.importance_core,
+                                 w_base=cfg.dynamics.importance_base,
                                  core_k=cfg.dynamics.core_keep_k)
     for d, value in zip(data, importance.tolist(), strict=True):
         d["importance"] = value
     removable = ~(node_solid | has_solid)
     idle = now - used
-    dead = removable & (((degree == 0) & (idle > cfg.dynamics.isolated_grace))
-                        | ((core < cfg.dynamics.core_keep_k) & (idle > cfg.dynamics.inactive_after)))
+    dyn = cfg.dynamics
+    dead = removable & (((degree == 0) & (idle > dyn.isolated_grace))
+                        | ((core < dyn.core_keep_k) & (idle > dyn.inactive_after)))
     left = n - int(dead.sum())
     if left > cfg.dynamics.max_nodes:
         target = int(cfg.dynamics.max_nodes * (1.0 - cfg.dynamics.capacity_headroom))

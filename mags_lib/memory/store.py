@@ -277,10 +277,10 @@ class LiquidMemory:
         """Counts and window means (recalls per query, engrams per turn, churn) and J."""
         from mags_lib.memory.metrics import graph_counts, summarise
 
-        cfg = self.config
+        cfg = self.config.objective
         out = {"step": self._step, **graph_counts(self.graph), "working": len(self.working)}
-        out.update(summarise(self._history, lam=cfg.objective.objective_lambda, mu=cfg.objective.objective_mu,
-                             nu=cfg.objective.objective_nu))
+        out.update(summarise(self._history, lam=cfg.objective_lambda, mu=cfg.objective_mu,
+                             nu=cfg.objective_nu))
         return out
 
     # ----- persistence and snapshots --------------------------------------------------------
@@ -326,13 +326,14 @@ class LiquidMemory:
         return float(self.clock())
 
     def _weight(self, data: dict[str, Any]) -> float:
-        cfg = self.config
+        cfg = self.config.dynamics
         return decayed_weight(data["weight"], data["t"], data["used"], self._step,
-                              cfg.dynamics.decay_rate, cfg.dynamics.decay_recency_steps, data["solid"])
+                              cfg.decay_rate, cfg.decay_recency_steps, data["solid"])
 
     def _weight_fn(self) -> Callable[[dict[str, Any]], float]:
         """`_weight` as a closure over the current step, for hot loops (same values)."""
-        now, rate, h = self._step, self.config.dynamics.decay_rate, self.config.dynamics.decay_recency_steps
+        dyn = self.config.dynamics
+        now, rate, h = self._step, dyn.decay_rate, dyn.decay_recency_steps
 
         def weight(data: dict[str, Any]) -> float:
             if data["solid"] or data["t"] >= now or rate == 0.0:
@@ -437,8 +438,8 @@ class LiquidMemory:
         data = self.graph.get_edge_data(u, v)
         if data is None:
             self.graph.add_edge(u, v, weight=weight, kind=kind, t=self._step, used=self._step,
-                                solid=solid or should_solidify(weight,
-                                                               self.config.dynamics.solidify_threshold))
+                                solid=solid or should_solidify(
+                                    weight, self.config.dynamics.solidify_threshold))
             self._tally.edges_added += 1
             return
         current = self._weight(data)
