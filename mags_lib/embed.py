@@ -85,3 +85,24 @@ def default_embedder(model: str = "embedded") -> SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 from its PyPI package (`model="embedded"`), or any sentence-transformers
     model id or directory. Cached: the model loads once per process."""
     return SentenceTransformerEmbedder(model)
+
+
+class MemoEmbedder:
+    """`inner` with a cache of text -> unit vector (same vectors, encoded once per text)."""
+
+    def __init__(self, inner: Embedder, max_items: int = 100_000):
+        self.inner = inner
+        self.dim = inner.dim
+        self.max_items = max_items
+        self._cache: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            if len(self._cache) + len(missing) > self.max_items:
+                self._cache.clear()
+            for text, vec in zip(missing, self.inner.encode(missing), strict=True):
+                self._cache[text] = np.asarray(vec, dtype=np.float32)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])

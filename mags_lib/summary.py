@@ -121,6 +121,16 @@ def seeds_section(root: Path) -> str:
     return _missing("notebook 07 results", "python -m mags_lib.pipeline --only 07")
 
 
+def objectives_section(root: Path) -> str:
+    """Notebook 08: the write model's GRPO under F1, outcome and mixed rewards."""
+    from mags_lib.train.write_objectives import markdown
+
+    out = _load(root / "08_write_objectives" / "metrics.json")
+    if not out or not out.get("models"):
+        return _missing("notebook 08 results", "python -m mags_lib.pipeline --only 08")
+    return ("_SMOKE run_\n\n" if out.get("smoke") else "") + markdown(out)
+
+
 def export_section(root: Path) -> str:
     m = _load(root / "04_export_gguf" / "metrics.json")
     if not m:
@@ -280,6 +290,7 @@ def update_readme(readme: Path, root: Path) -> bool:
 
 SECTIONS = (("Pipeline runs", pipeline_section), ("Dataset (01)", synth_section),
             ("Training (02, 03)", training_section), ("Ask GRPO over seeds (07)", seeds_section),
+            ("Write objectives (08)", objectives_section),
             ("GGUF export (04)", export_section),
             ("Graph dynamics (05)", dynamics_section), ("Game evaluation (06)", evaluation_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))

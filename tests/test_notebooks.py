@@ -14,7 +14,8 @@ from mags_lib.paths import NOTEBOOKS_DIR, PROJ_ROOT, SEED_DATA_DIR
 from mags_lib.pipeline import notebooks
 
 EXPECTED = ["01_synthesize_dataset", "02_train_ask_model", "03_train_write_model",
-            "04_export_gguf", "05_graph_dynamics", "06_evaluate_game", "07_ask_grpo_seeds"]
+            "04_export_gguf", "05_graph_dynamics", "06_evaluate_game", "07_ask_grpo_seeds",
+            "08_write_objectives"]
 TOOLS = ["explore_memory"]  # interactive notebooks outside the papermill chain
 
 

@@ -11,7 +11,7 @@ def test_an_empty_results_folder_names_the_commands_that_fill_it(tmp_path):
     text = render(tmp_path)
     assert "make reproduce" in text
     assert "python -m mags_lib.bench memory --out results/bench/memory.json" in text
-    assert "--only 06" in text and "--only 07" in text
+    assert "--only 06" in text and "--only 07" in text and "--only 08" in text
 
 
 def test_tables_come_from_the_files(tmp_path):

@@ -320,3 +320,33 @@ def test_expansion_with_the_embedded_llm_never_raises(embedded_llm, episode_rows
                                max_tokens=48)
     assert report.tried == 1 == report.kept + report.rejected
     assert all(row_problem(r, "ask") is None for r in kept)
+
+
+def test_write_rows_carry_the_outcome_rewards_memory_and_probes(episode_rows_small):
+    """memory_before is what a perfect memory held before the turn; the probes ask about every
+    rule known after it (the turn's own first), in training phrasings only, and name the item
+    the memory should give and the items of older versions."""
+    from mags_lib.game.phrasing import DECISIONS
+    from mags_lib.game.senseless import parse_rule
+
+    rows, _ = episode_rows_small
+    heldout = [re.compile(re.sub(r"\\{[a-zA-Z]+\\}", ".+", re.escape(t)) + "$")
+               for t in DECISIONS["heldout"]]
+    for r in rows["write"]:
+        g = r["gold"]
+        assert {f["block"] for f in g["memory_before"]} <= {"semantic", "episodic"}
+        assert g["probes"], g["observation"]
+        for p in g["probes"]:
+            assert p["creature"] in p["question"] and p["condition"] in p["question"].lower()
+            assert p["item"] not in p["stale"]
+            assert not any(h.match(p["question"]) for h in heldout), p["question"]
+        if g["op"] in ("add", "update"):  # the turn's own rule is asked first, with its item
+            rule = parse_rule(g["ops"][0]["text"]) if g["ops"] else None
+            if rule is not None:
+                assert (g["probes"][0]["creature"], g["probes"][0]["item"]) == (rule.creature,
+                                                                                rule.item)
+        if g["op"] == "update" and g["key"]:
+            creature, condition = g["key"].split("|")
+            own = [p for p in g["probes"] if (p["creature"], p["condition"]) == (creature,
+                                                                                 condition)]
+            assert own and own[0]["stale"], "a changed rule's probe names its old item"

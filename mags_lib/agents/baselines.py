@@ -196,8 +196,7 @@ class StaticRagAgent(StaticRagBM25Agent):
         from mags_lib.memory import MemoryConfig
 
         if self.embedder is None:
-            from mags_lib.agents.mags import MemoEmbedder
-            from mags_lib.embed import default_embedder
+            from mags_lib.embed import MemoEmbedder, default_embedder
 
             self.embedder = MemoEmbedder(default_embedder())
         self.lexical_weight = MemoryConfig().recall.lexical_weight

@@ -34,9 +34,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from mags_lib.agents.base import Agent, AgentConfig, recalled
+from mags_lib.embed import MemoEmbedder  # noqa: F401  (re-exported: agents.MemoEmbedder)
 from mags_lib.game.base import Observation
 
 ABLATIONS: dict[str, dict[str, Any]] = {
@@ -55,27 +54,6 @@ class NeverContradicts:
 
     def contradicts(self, old_text: str, new_text: str) -> bool:
         return False
-
-
-class MemoEmbedder:
-    """`inner` with a cache of text -> unit vector (same vectors, encoded once per text)."""
-
-    def __init__(self, inner: Any, max_items: int = 100_000):
-        self.inner = inner
-        self.dim = inner.dim
-        self.max_items = max_items
-        self._cache: dict[str, np.ndarray] = {}
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            if len(self._cache) + len(missing) > self.max_items:
-                self._cache.clear()
-            for text, vec in zip(missing, self.inner.encode(missing), strict=True):
-                self._cache[text] = np.asarray(vec, dtype=np.float32)
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
 
 
 class MemoryAgent(Agent):

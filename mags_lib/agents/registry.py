@@ -36,6 +36,7 @@ from mags_lib.agents.baselines import (
 from mags_lib.agents.loop import LoopConfig, MagsLoopAgent
 from mags_lib.agents.mags import ABLATIONS, ScriptedMagsAgent
 from mags_lib.errors import MagsError
+from mags_lib.memory.config import LOOP_MEMORY_DEFAULTS
 
 BASELINES: dict[str, type[Agent]] = {"bare": BareAgent, "full_context": FullContextAgent,
                                      "static_rag": StaticRagAgent,
@@ -94,15 +95,6 @@ def _make_scripted(name: str, llm: Any, config: AgentConfig,
                              embedder=cfg.get("embedder"),
                              use_keys=variant.get("use_keys", True),
                              supersede=variant.get("supersede", True), env=cfg.get("env"))
-
-
-LOOP_MEMORY_DEFAULTS: dict[str, Any] = {"contradiction_max_diff": 1}
-"""Memory settings of the closed loop, under any the caller gives. A model writes free text
-without keys, so supersession rests on the memory's own detector: a fact that differs from a
-stored one in one content word on each side is its new version, two or more make it another
-fact. (At the default 3, two rules about one creature under two conditions superseded each
-other: with a perfect stand-in writer on two fixed games, 0.79 / 0.77 accuracy at 3 against
-0.97 / 1.00 at 1, MiniLM embedder.)"""
 
 
 def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) -> MagsLoopAgent:

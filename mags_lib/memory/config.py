@@ -219,6 +219,7 @@ class IndexConfig:
     max_snapshots: int = field(default=8, metadata={
         "help": "in-memory snapshots kept; the oldest is dropped beyond this"})
 
+
 @dataclass
 class MemoryConfig:
     """Every knob of the memory, by concern (see the module doc).
@@ -293,6 +294,14 @@ class MemoryConfig:
         return cls(**{group: strict_from_dict(GROUPS[group], values)
                       for group, values in nested.items()})
 
+
+LOOP_MEMORY_DEFAULTS: dict[str, Any] = {"contradiction_max_diff": 1}
+"""Memory settings of the closed loop, under any the caller gives. A model writes free text
+without keys, so supersession rests on the memory's own detector: a fact that differs from a
+stored one in one content word on each side is its new version, two or more make it another
+fact. (At the default 3, two rules about one creature under two conditions superseded each
+other: with a perfect stand-in writer on two fixed games, 0.79 / 0.77 accuracy at 3 against
+0.97 / 1.00 at 1, MiniLM embedder.)"""
 
 GROUPS: dict[str, type] = {"engram": EngramConfig, "recall": RecallConfig,
                            "dynamics": DynamicsConfig, "consolidation": ConsolidationConfig,

@@ -42,7 +42,9 @@ from typing import Any
 
 from mags_lib.actions import EngramAdd, EngramUpdate, format_actions
 from mags_lib.agents.prompt import chat_messages, completion_prompt
-from mags_lib.game import Episode, GameConfig, Observation, StepTruth
+from mags_lib.game import Episode, GameConfig, Observation, StepTruth, phrasing
+from mags_lib.game.senseless import parse_rule
+from mags_lib.game.vocab import ITEMS
 from mags_lib.synth import surface
 from mags_lib.synth.config import SynthConfig
 
@@ -181,13 +183,39 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     return _row("write", surface.write_prompt(obs_text, memory, rng), completion, gold, seed), None
 
 
+def outcome_probes(known: Known, key: str | None, rng: random.Random,
+                   max_probes: int = 8) -> list[dict[str, Any]]:
+    """What the write model's outcome reward (`tasks.outcome`) asks the memory after a turn: one
+    question per rule a perfect memory holds after it (the turn's own rule first), in the
+    training phrasings, with the item the memory should give and its older versions' items."""
+    out = []
+    for k in sorted(known.versions, key=lambda k: (k != key, k))[:max_probes]:
+        versions = [r for r in map(parse_rule, known.versions[k]) if r is not None]
+        if not versions:
+            continue
+        rule = versions[-1]
+        stale = sorted({v.item for v in versions[:-1]} - {rule.item})
+        other = stale[-1] if stale else rng.choice([i for i in ITEMS if i != rule.item])
+        options = rng.sample([rule.item, other], 2)
+        out.append({"question": phrasing.decision_sentence(rule.creature, rule.condition,
+                                                           options, "train", rng),
+                    "creature": rule.creature, "condition": rule.condition,
+                    "item": rule.item, "stale": stale})
+    return out
+
+
 def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dict]], Counter]:
-    """Every candidate row of one episode by task, and why turns gave no row."""
+    """Every candidate row of one episode by task, and why turns gave no row.
+
+    Write rows also carry what the outcome reward needs (`gold["memory_before"]`: what a perfect
+    memory held before the turn; `gold["probes"]`: `outcome_probes` after it), drawn from their
+    own random stream so the rows themselves do not change."""
     seed = episode.config.seed
     rng = random.Random(f"synth:{cfg.seed}:{seed}")
     rows: dict[str, list[dict]] = {"ask": [], "write": [], "answer": []}
     skips: Counter = Counter()
     known = Known()
+    probe_rng = random.Random(f"probes:{cfg.seed}:{seed}")
     for obs, truth in zip(episode.observations, episode.truths, strict=True):
         if obs.kind == "decide":
             for task, make in (("ask", ask_row), ("answer", answer_row)):
@@ -202,6 +230,10 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
             if row is None:
                 skips[f"write:{reason}"] += 1
             else:
+                row["gold"]["memory_before"] = [{"text": f["text"], "block": f["block"]}
+                                                for f in known.others(None)]
                 rows["write"].append(row)
         known.learn(truth, obs.text)
+        if obs.kind != "decide" and rows["write"] and rows["write"][-1]["gold"]["turn"] == obs.turn:
+            rows["write"][-1]["gold"]["probes"] = outcome_probes(known, truth.rule_key, probe_rng)
     return rows, skips

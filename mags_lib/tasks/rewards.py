@@ -12,7 +12,7 @@ Keyword parameters with defaults (`k`, `max_queries`, ...) are set from a config
     >>> format_reward([text, "hello"], task=["ask", "ask"])
     [1.0, 0.0]
     >>> sorted(REWARDS)[:4], sorted(REWARDS)[4:]
-    (['answer_reward', 'budget_penalty', 'engram_reward', 'format_reward'], ['guardrail_reward', 'recall_precision_reward', 'recall_reward'])
+    (['answer_reward', 'budget_penalty', 'engram_reward', 'format_reward'], ['guardrail_reward', 'recall_precision_reward', 'recall_reward', 'write_outcome_reward'])
 
 `recall_reward` and `recall_precision_reward` are the only ones with state: they build a real
 `LiquidMemory` from the row's `gold["memory_facts"]` and cache it by a hash of the facts, so the
@@ -450,6 +450,16 @@ REWARDS: dict[str, Reward] = {
     "guardrail_reward": guardrail_reward,
     "answer_reward": answer_reward,
 }
+
+
+def _register_outcome() -> None:
+    """The write model's outcome reward lives in `tasks.outcome` (it imports this module)."""
+    from mags_lib.tasks.outcome import write_outcome_reward
+
+    REWARDS["write_outcome_reward"] = write_outcome_reward
+
+
+_register_outcome()
 
 
 def build_rewards(names: list[str], params: dict[str, dict] | None = None) -> list[Reward]:

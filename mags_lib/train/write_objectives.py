@@ -1,0 +1,245 @@
+"""The write model's GRPO under three objectives, on the same budget: F1 to a gold annotation,
+the memory's outcome, and their mix (notebook 08).
+
+* `f1`: `engram_reward`, the soft F1 of the ops against notebook 01's gold engram block (what
+  notebook 03 trains with);
+* `outcome`: `write_outcome_reward` (`tasks.outcome`): apply the sampled block to the memory a
+  perfect writer held before the turn, then ask the memory about every rule known after it:
+  held - mu * stale - lam * extra;
+* `mix`: both at half weight.
+
+Each starts from notebook 03's SFT model (`models/write-sft`) with the write recipe's GRPO stage
+(steps, completions, learning rate), only the reward functions differ, once per seed. Every
+model is judged on the same held-out rows by generating and parsing: adherence, F1, the outcome
+reward and its terms, and the confusion matrix of the op it chose against the gold op (add /
+update / none; "bad" when the block does not parse), so a soft score cannot hide a model that
+writes the wrong op. Models go to `models/objectives/` (not exported by notebook 04).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import mean, stdev
+from typing import Any
+
+from mags_lib.actions.parser import parse_actions
+from mags_lib.atomic import write_text
+from mags_lib.errors import MagsError
+from mags_lib.paths import MODELS_DIR
+from mags_lib.tasks.outcome import combine, outcome_terms
+from mags_lib.tasks.rewards import engram_ops, engram_reward, format_reward
+from mags_lib.train.roles import ROLE_REWARDS, RoleTrainConfig
+from mags_lib.train.stages import load_role_data
+
+WRITE_OBJECTIVES: dict[str, dict[str, float]] = {
+    "f1": ROLE_REWARDS["write"],
+    "outcome": {"format_reward": 1.0, "write_outcome_reward": 1.0, "budget_penalty": 1.0,
+                "guardrail_reward": 0.5},
+    "mix": {"format_reward": 1.0, "engram_reward": 0.5, "write_outcome_reward": 0.5,
+            "budget_penalty": 1.0, "guardrail_reward": 0.5},
+}
+"""GRPO reward functions and weights of each write objective (format, budget and guardrail
+terms are the same in all three)."""
+OPS = ("add", "update", "none")
+OBJECTIVES_DIR = MODELS_DIR / "objectives"
+
+
+@dataclass
+class WriteObjectivesConfig:
+    """What `run_write_objectives` trains and how it judges."""
+
+    objectives: list[str] = field(default_factory=lambda: list(WRITE_OBJECTIVES), metadata={
+        "help": "objectives to train (keys of WRITE_OBJECTIVES)"})
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2], metadata={
+        "help": "GRPO seeds per objective (row order, LoRA init, sampling)"})
+    rows_per_op: int = field(default=20, metadata={
+        "help": "held-out rows judged per gold op (add / update / none), the same for all"})
+    split: str = field(default="test", metadata={"help": "the held-out split judged"})
+    grpo_steps: int | None = field(default=None, metadata={
+        "help": "GRPO steps (None: the write recipe's, as notebook 03)"})
+    torch_threads: int | None = field(default=None, metadata={
+        "help": "torch CPU threads (None: torch's default)"})
+    smoke: bool = field(default=False, metadata={"help": "SMOKE-shrunk stages and rows"})
+
+    def __post_init__(self) -> None:
+        unknown = [o for o in self.objectives if o not in WRITE_OBJECTIVES]
+        if unknown:
+            raise MagsError(f"unknown write objective(s) {unknown}",
+                            f"use some of {list(WRITE_OBJECTIVES)}")
+        if self.split not in ("val", "test"):
+            raise MagsError(f"split must be 'val' or 'test', not {self.split!r}",
+                            "judge on a held-out split")
+        if self.rows_per_op < 1:
+            raise MagsError(f"rows_per_op must be at least 1, not {self.rows_per_op}",
+                            "pass rows_per_op >= 1")
+
+    def role(self, seed: int = 0) -> RoleTrainConfig:
+        cfg = RoleTrainConfig(role="write", seed=seed, torch_threads=self.torch_threads,
+                              smoke=self.smoke)
+        return cfg.with_steps(grpo_steps=self.grpo_steps)
+
+
+def judged_rows(rows: list[dict], per_op: int) -> list[dict]:
+    """The first `per_op` rows of each gold op that carry outcome probes (rows keep their
+    order, which notebook 01 shuffled)."""
+    taken: Counter = Counter()
+    out = []
+    for r in rows:
+        op = r["gold"].get("op")
+        if op in OPS and r["gold"].get("probes") and taken[op] < per_op:
+            taken[op] += 1
+            out.append(r)
+    return out
+
+
+def chosen_op(text: str) -> str:
+    """The op a write output chose: its first action's op, "none" for an empty block, "bad"
+    when no complete block parses, "other" for forget / link only.
+
+    >>> chosen_op("<engram>\\nupdate semantic 0.9: X.\\n</engram>"), chosen_op("<engram>\\n</engram>")
+    ('update', 'none')
+    """
+    parsed = parse_actions(text, kind="engram")
+    if not parsed.complete:
+        return "bad"
+    ops = [op for op, _ in engram_ops(parsed.actions)]
+    if not ops:
+        return "none"
+    return next((op for op in ops if op in ("add", "update")), "other")
+
+
+def judge_writes(texts: list[str], rows: list[dict], embedder: str = "embedded"
+                 ) -> dict[str, Any]:
+    """Adherence, F1, the outcome reward and its terms, and the op confusion matrix of write
+    outputs on `rows` (gold op -> chosen op -> count)."""
+    golds = [r["gold"] for r in rows]
+    fmt = format_reward(texts, task=["write"] * len(texts))
+    f1 = engram_reward(texts, gold=golds)
+    terms = [outcome_terms(t, g, embedder=embedder) for t, g in zip(texts, golds, strict=True)]
+    confusion: dict[str, Counter] = {op: Counter() for op in OPS}
+    for t, g in zip(texts, golds, strict=True):
+        confusion[g["op"]][chosen_op(t)] += 1
+    parsed = [x for x in terms if x is not None]
+    outcome = [combine(x) for x in terms]
+    return {"n": len(texts), "adherence": mean(f == 1.0 for f in fmt),
+            "f1": mean(x for x in f1 if x is not None),
+            "outcome": mean(outcome),
+            **{k: mean(x[k] for x in parsed) if parsed else None
+               for k in ("held", "stale", "extra")},
+            "op_accuracy": sum(confusion[op][op] for op in OPS) / len(texts),
+            "confusion": {g: dict(c) for g, c in confusion.items()}}
+
+
+def objective_stage(role: RoleTrainConfig, objective: str, seed: int):
+    """The write recipe's GRPO stage with `objective`'s rewards, saved under
+    models/objectives/write-<objective>-s<seed>."""
+    _, stage = role.stages()
+    rewards = WRITE_OBJECTIVES[objective]
+    return dataclasses.replace(stage, name=f"write-{objective}", reward_names=list(rewards),
+                               reward_weights=list(rewards.values()),
+                               output_dir=str(OBJECTIVES_DIR / f"write-{objective}-s{seed}"))
+
+
+def run_write_objectives(cfg: WriteObjectivesConfig, out_dir: Path) -> dict[str, Any]:
+    """Train each objective x seed from write-sft, judge every model on the same rows; writes
+    `objectives.json` (and each model's outputs) under `out_dir` and returns it."""
+    from mags_lib.train.evaluate import generate
+    from mags_lib.train.grpo import run_grpo
+
+    sft_dir = MODELS_DIR / "write-sft"
+    if not sft_dir.is_dir():
+        raise MagsError(f"{sft_dir} not found",
+                        "run notebook 03 first (python -m mags_lib.pipeline --only 03)")
+    role = cfg.role()
+    rows, _ = load_role_data(role)
+    judged = judged_rows(rows[cfg.split], 2 if cfg.smoke else cfg.rows_per_op)
+    if not judged:
+        raise MagsError(f"no {cfg.split} write rows carry outcome probes",
+                        "re-run notebook 01 (it writes gold['probes'] on write rows)")
+    prompts = [r["prompt"] for r in judged]
+    outputs = {"sft": generate(str(sft_dir), prompts, role.eval_max_tokens)}
+    models = {"sft": judge_writes(outputs["sft"], judged)}
+    for objective in cfg.objectives:
+        for seed in cfg.seeds:
+            name = f"{objective}-s{seed}"
+            t0 = time.perf_counter()
+            result = run_grpo(objective_stage(cfg.role(seed), objective, seed), rows["train"],
+                              [], sft_dir)
+            outputs[name] = generate((result.model, result.tokenizer), prompts,
+                                     role.eval_max_tokens)
+            models[name] = {**judge_writes(outputs[name], judged), "objective": objective,
+                            "seed": seed, "train_s": round(time.perf_counter() - t0, 1),
+                            "reward_curve": result.reward_curve}
+            del result
+    out = {"split": cfg.split, "rows": len(judged),
+           "gold_ops": dict(Counter(r["gold"]["op"] for r in judged)),
+           "models": models, "by_objective": by_objective(models)}
+    write_text(out_dir / "objectives.json", json.dumps(out, indent=2))
+    write_text(out_dir / "objectives_outputs.json", json.dumps(
+        {"rows": [r["gold"]["observation"] for r in judged], "outputs": outputs}))
+    return out
+
+
+def by_objective(models: dict[str, dict]) -> dict[str, dict[str, Any]]:
+    """Per objective: the mean over seeds of each score with a 95% t interval (None with one
+    seed)."""
+    out: dict[str, dict[str, Any]] = {}
+    for objective in dict.fromkeys(m["objective"] for m in models.values() if "objective" in m):
+        runs = [m for m in models.values() if m.get("objective") == objective]
+        out[objective] = {"n_seeds": len(runs)}
+        for key in ("op_accuracy", "f1", "outcome", "held", "stale", "adherence"):
+            values = [r[key] for r in runs if r.get(key) is not None]
+            out[objective][key] = interval(values)
+    return out
+
+
+_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
+        9: 2.262}
+
+
+def interval(values: list[float]) -> dict[str, float | None]:
+    """Mean and 95% t interval of `values` (None bounds with fewer than two).
+
+    >>> interval([0.5, 0.7, 0.6])["mean"], round(interval([0.5, 0.7, 0.6])["ci_low"], 3)
+    (0.6, 0.352)
+    """
+    if not values:
+        return {"mean": None, "ci_low": None, "ci_high": None}
+    m = mean(values)
+    if len(values) < 2:
+        return {"mean": m, "ci_low": None, "ci_high": None}
+    half = _T95.get(len(values) - 1, 1.96) * stdev(values) / math.sqrt(len(values))
+    return {"mean": m, "ci_low": m - half, "ci_high": m + half}
+
+
+def markdown(out: dict[str, Any]) -> str:
+    """The judged models and the per-objective means as markdown tables."""
+    def f(x: Any) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    lines = [f"{out['rows']} {out['split']} rows (gold ops {out['gold_ops']})", "",
+             "| model | op accuracy | add -> add / update / none | update -> update / add / "
+             "none | none -> none / add / update | F1 | outcome | held | stale |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for name, m in out["models"].items():
+        c = m["confusion"]
+        cell = {g: " / ".join(str(c.get(g, {}).get(p, 0)) for p in order)
+                for g, order in (("add", ("add", "update", "none")),
+                                 ("update", ("update", "add", "none")),
+                                 ("none", ("none", "add", "update")))}
+        lines.append(f"| {name} | {f(m['op_accuracy'])} | {cell['add']} | {cell['update']} "
+                     f"| {cell['none']} | {f(m['f1'])} | {f(m['outcome'])} | {f(m['held'])} "
+                     f"| {f(m['stale'])} |")
+    lines += ["", "| objective | seeds | op accuracy [95% CI] | F1 [95% CI] | outcome [95% CI] |",
+              "|---|---|---|---|---|"]
+    for objective, s in out["by_objective"].items():
+        cells = [f"{f(s[k]['mean'])} [{f(s[k]['ci_low'])}, {f(s[k]['ci_high'])}]"
+                 for k in ("op_accuracy", "f1", "outcome")]
+        lines.append(f"| {objective} | {s['n_seeds']} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
