@@ -296,3 +296,21 @@ def test_static_rag_retrieves_by_meaning_as_well_as_words():
     assert hybrid.memory_lines(question)[0]["text"] == "The cat sleeps on the sofa."
     lines = [r["text"] for r in lexical.memory_lines(question)]
     assert "The cat sleeps on the sofa." not in lines[-1:]
+
+
+def test_the_text_only_router_learns_from_observations_and_refuses_misuse():
+    """TextRouter: fit on observations labelled by their legal actions, it routes by the text
+    alone; used before fit, or fit on one kind, it says what to do."""
+    from mags_lib.agents.router import TextRouter, text_only_routers
+    from mags_lib.embed import HashingEmbedder
+    from mags_lib.errors import MagsError
+    from mags_lib.game.senseless import game_observations
+
+    train = game_observations([1, 2], 120, surface="varied", phrasings="train")
+    test = game_observations([3], 120, surface="varied", phrasings="train")
+    out = text_only_routers(train, test, HashingEmbedder())
+    assert out["text_router"]["accuracy"] >= 0.95 and out["question_rule"]["n"] == len(test)
+    with pytest.raises(MagsError, match="before fit"):
+        TextRouter(HashingEmbedder())(test[0])
+    with pytest.raises(MagsError, match="all of one kind"):
+        TextRouter(HashingEmbedder()).fit([o for o in train if not o.legal_actions])

@@ -132,3 +132,49 @@ def route_turn(observation: Any) -> tuple[str, ...]:
     actions needs memory, then an answer; anything else is information to store). Reads no
     label a game attaches to its turns."""
     return expected_route(observation)
+
+
+class TextRouter:
+    """A learned router that reads only the text: logistic regression on sentence embeddings,
+    fit on observations labelled by what they needed (`expected_route`: an observation that
+    came with legal actions needed ask + answer). For sources that give no action list (a
+    chat, a text-only environment), where the loop's `route_turn` cannot look at one.
+
+        router = TextRouter(embedder).fit(training_observations)
+        router(obs)                       # ('ask', 'answer') or ('write',)
+    """
+
+    def __init__(self, embedder: Any, c: float = 1.0):
+        self.embedder, self.c, self.model = embedder, c, None
+
+    def fit(self, observations: list[Any]) -> TextRouter:
+        import numpy as np
+        from sklearn.linear_model import LogisticRegression
+
+        labels = np.array([expected_route(o) == ("ask", "answer") for o in observations])
+        if len(set(labels.tolist())) < 2:
+            from mags_lib.errors import MagsError
+
+            raise MagsError("the router's training observations are all of one kind",
+                            "fit on observations that include decisions and information")
+        x = self.embedder.encode([_field(o, "text") for o in observations])
+        self.model = LogisticRegression(C=self.c, max_iter=1000).fit(x, labels)
+        return self
+
+    def __call__(self, observation: Any) -> tuple[str, ...]:
+        if self.model is None:
+            from mags_lib.errors import MagsError
+
+            raise MagsError("TextRouter used before fit", "call router.fit(observations)")
+        x = self.embedder.encode([_field(observation, "text")])
+        return ("ask", "answer") if bool(self.model.predict(x)[0]) else ("write",)
+
+
+def text_only_routers(train: list[Any], test: list[Any], embedder: Any) -> dict[str, Any]:
+    """`router_accuracy` on `test` of the two routers that read only the text: the chat's
+    question rule (`message_kind`) and a `TextRouter` fit on `train`."""
+    def question_rule(o: Any) -> tuple[str, ...]:
+        return ("ask", "answer") if message_kind(_field(o, "text")) == "question" else ("write",)
+
+    return {"question_rule": router_accuracy(test, question_rule),
+            "text_router": router_accuracy(test, TextRouter(embedder).fit(train))}

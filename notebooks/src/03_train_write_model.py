@@ -24,6 +24,7 @@ EVAL_ROWS = 40  # val rows judged per stage (the same rows for SFT and SFT+GRPO)
 BASE_EVAL_ROWS = 20  # the base model: the first 20 of them (it writes 48 tokens on each)
 TORCH_THREADS = None  # None: both cores (13-18 min measured for the full run); 1 on a shared machine
 TRAIN_MIXED = False  # also train one model on ask + write rows (the single-model variant)
+ROUTER_TRAIN_GAMES = 10  # training games whose observations fit the text-only router
 MIXED_SFT_STEPS = 60
 MIXED_GRPO_STEPS = 30
 
@@ -33,7 +34,8 @@ import json
 import pandas as pd
 from IPython.display import display
 
-from mags_lib.agents.router import router_accuracy
+from mags_lib.agents.router import router_accuracy, text_only_routers
+from mags_lib.embed import HashingEmbedder, MemoEmbedder, default_embedder
 from mags_lib.game.senseless import game_observations
 from mags_lib.manifest import write_run
 from mags_lib.paths import RESULTS_DIR, results_dir
@@ -64,13 +66,27 @@ print(write.samples_text(3))
 # ## Router check: the observations of the val games
 #
 # Every observation of the games whose rows are in the val split (replayed from their
-# `game_seed`), routed by the rules; the truth is what the observation needs.
+# `game_seed`), routed by the rules; the truth is what the observation needs. The closed loop's
+# router reads whether an observation offers legal actions, so it is exact by construction.
+# Two routers that read only the text, for sources without an action list, judged on the same
+# games in the *held-out* phrasings of the varied surface: the chat's question rule, and a
+# logistic regression on MiniLM embeddings fit on the training games' observations (training
+# phrasings).
 
 # %%
 val_rows = load_role_data(write_cfg)[0]["val"]
 observations = game_observations([r["game_seed"] for r in val_rows])
 router = router_accuracy(observations)
 print(json.dumps(router, indent=2))
+train_seeds = sorted({r["game_seed"] for r in load_role_data(write_cfg)[0]["train"]
+                      if r["game_seed"] >= 0})[:ROUTER_TRAIN_GAMES]
+text_routers = text_only_routers(
+    game_observations(train_seeds, surface="varied", phrasings="train"),
+    game_observations([r["game_seed"] for r in val_rows], surface="varied", phrasings="heldout"),
+    MemoEmbedder(HashingEmbedder() if SMOKE else default_embedder()))
+display(pd.DataFrame([{"router": name, "n": r["n"], "accuracy": r["accuracy"],
+                       **{kind: v["accuracy"] for kind, v in r["by_kind"].items()}}
+                      for name, r in text_routers.items()]))
 
 # %% [markdown]
 # ## Optional: one model for ask + write (the single-model variant)
@@ -90,6 +106,7 @@ if TRAIN_MIXED:
 
 # %%
 metrics = {"smoke": SMOKE, "write": write.metrics(), "router": router,
+           "text_routers": text_routers,
            "mixed": mixed.metrics() if TRAIN_MIXED else None, "single_vs_separate": comparison}
 write_run(NAME, config={"write": write_cfg.to_dict(),
                         "mixed": mixed_cfg.to_dict() if TRAIN_MIXED else None},
