@@ -165,6 +165,7 @@ def run_write_objectives(cfg: WriteObjectivesConfig, out_dir: Path) -> dict[str,
     prompts = [r["prompt"] for r in judged]
     outputs = {"sft": generate(str(sft_dir), prompts, role.eval_max_tokens)}
     models = {"sft": judge_writes(outputs["sft"], judged)}
+    out = _save(out_dir, cfg, judged, models, outputs)
     for objective in cfg.objectives:
         for seed in cfg.seeds:
             name = f"{objective}-s{seed}"
@@ -177,6 +178,12 @@ def run_write_objectives(cfg: WriteObjectivesConfig, out_dir: Path) -> dict[str,
                             "seed": seed, "train_s": round(time.perf_counter() - t0, 1),
                             "reward_curve": result.reward_curve}
             del result
+            out = _save(out_dir, cfg, judged, models, outputs)  # a long study keeps each run
+    return out
+
+
+def _save(out_dir: Path, cfg: WriteObjectivesConfig, judged: list[dict],
+          models: dict[str, dict], outputs: dict[str, list[str]]) -> dict[str, Any]:
     out = {"split": cfg.split, "rows": len(judged),
            "gold_ops": dict(Counter(r["gold"]["op"] for r in judged)),
            "models": models, "by_objective": by_objective(models)}
