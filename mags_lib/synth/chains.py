@@ -217,6 +217,7 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
     known = Known()
     probe_rng = random.Random(f"probes:{cfg.seed}:{seed}")
     for obs, truth in zip(episode.observations, episode.truths, strict=True):
+        written = None
         if obs.kind == "decide":
             for task, make in (("ask", ask_row), ("answer", answer_row)):
                 row = make(obs, truth, known, rng, cfg, seed)
@@ -233,7 +234,8 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
                 row["gold"]["memory_before"] = [{"text": f["text"], "block": f["block"]}
                                                 for f in known.others(None)]
                 rows["write"].append(row)
+                written = row
         known.learn(truth, obs.text)
-        if obs.kind != "decide" and rows["write"] and rows["write"][-1]["gold"]["turn"] == obs.turn:
-            rows["write"][-1]["gold"]["probes"] = outcome_probes(known, truth.rule_key, probe_rng)
+        if written is not None:  # the probes ask what memory should hold after the turn
+            written["gold"]["probes"] = outcome_probes(known, truth.rule_key, probe_rng)
     return rows, skips

@@ -58,9 +58,11 @@ _WORD = re.compile(r"[a-z]+")
 
 @lru_cache(maxsize=4)
 def _embedder(name: str):
-    from mags_lib.embed import HashingEmbedder, MemoEmbedder, default_embedder
+    """The rewards' embedder with a text -> vector cache (completions repeat across rows)."""
+    from mags_lib.embed import MemoEmbedder
+    from mags_lib.tasks.rewards import reward_embedder
 
-    return MemoEmbedder(HashingEmbedder() if name == "hashing" else default_embedder(name))
+    return MemoEmbedder(reward_embedder(name))
 
 
 def _words(text: str) -> set[str]:

@@ -128,7 +128,9 @@ MEMORY_CACHE_SIZE = 256
 
 
 @lru_cache(maxsize=4)
-def _embedder(name: str):
+def reward_embedder(name: str):
+    """The embedder a reward recalls with: "hashing" (fast, lexical) or a sentence-transformers
+    model ("embedded" = MiniLM, as in play); one per process."""
     from mags_lib.embed import HashingEmbedder, default_embedder
 
     return HashingEmbedder() if name == "hashing" else default_embedder(name)
@@ -155,7 +157,7 @@ def memory_for(facts: list, embedder: str = "hashing"):
     from mags_lib.memory import LiquidMemory
 
     items = [_fact_item(f, i) for i, f in enumerate(facts)]
-    memory = LiquidMemory(embedder=_embedder(embedder))
+    memory = LiquidMemory(embedder=reward_embedder(embedder))
     ids = memory.observe_many(items)
     by_text = {_norm(it["text"]): i for it, i in zip(items, ids, strict=True)}
     by_key = {it["key"]: i for it, i in zip(items, ids, strict=True)}
