@@ -131,6 +131,29 @@ def objectives_section(root: Path) -> str:
     return ("_SMOKE run_\n\n" if out.get("smoke") else "") + markdown(out)
 
 
+def mechanisms_section(root: Path) -> str:
+    """Notebook 09: regimes x mechanisms, paired ablations, memory cost, Optuna tuning."""
+    from mags_lib.evaluation.mechanisms import markdown, verdict_markdown
+
+    m = _load(root / "09_mechanisms" / "metrics.json")
+    if not m or not m.get("mechanisms"):
+        return _missing("notebook 09 results", "python -m mags_lib.pipeline --only 09")
+    parts = ["_SMOKE run_"] if m.get("smoke") else []
+    parts += [verdict_markdown(m["mechanisms"]),
+              markdown(m["mechanisms"], m.get("baselines") or [], m.get("cost"))]
+    tuning = m.get("tuning") or {}
+    if tuning.get("heldout"):
+        rows = [[h["regime"], _f(h["effect"], signed=True),
+                 f"[{_f(h['ci_low'], signed=True)}, {_f(h['ci_high'], signed=True)}]",
+                 _f(h["tuned_score"], 4), _f(h["default_score"], 4)] for h in tuning["heldout"]]
+        parts += [f"Optuna ({len(tuning.get('config', {}).get('train_seeds', []))} training "
+                  f"seeds, {tuning.get('config', {}).get('trials')} trials), judged on held-out "
+                  f"seeds: tuned minus default accuracy, and the composite objective J; the "
+                  f"tuned config wins: {tuning.get('wins')}.",
+                  _table(["regime", "tuned − default", "95% CI", "tuned J", "default J"], rows)]
+    return "\n\n".join(parts)
+
+
 def export_section(root: Path) -> str:
     m = _load(root / "04_export_gguf" / "metrics.json")
     if not m:
@@ -269,8 +292,16 @@ def readme_headline(root: Path) -> str:
         lines += ["", "Speed: mags p50 " + " / ".join(_f(x, 2) for x in bench["mags_p50_s"])
                   + " s a turn at turns " + " / ".join(str(t) for t in marks)
                   + f" of one game (≤ 1 s: {_f(bench.get('mags_p50_at_most_1s'))})."]
+    mech = _load(root / "09_mechanisms" / "metrics.json") or {}
+    if mech.get("mechanisms"):
+        from mags_lib.evaluation.mechanisms import verdict_markdown
+
+        lines += ["", "Which mechanism pays off where (notebook 09; `mags_scripted`, the upper "
+                  "bound, perfect reader; effect = accuracy lost when the mechanism is off, "
+                  f"paired decisions{', SMOKE run' if mech.get('smoke') else ''}):", "",
+                  verdict_markdown(mech["mechanisms"])]
     lines += ["", "Every table (both surfaces, ablations, training, export, dynamics, "
-              "benchmarks): `reports/RESULTS.md`."]
+              "mechanisms, benchmarks): `reports/RESULTS.md`."]
     return "\n".join(lines)
 
 
@@ -293,6 +324,7 @@ SECTIONS = (("Pipeline runs", pipeline_section), ("Dataset (01)", synth_section)
             ("Write objectives (08)", objectives_section),
             ("GGUF export (04)", export_section),
             ("Graph dynamics (05)", dynamics_section), ("Game evaluation (06)", evaluation_section),
+            ("Mechanisms by regime (09)", mechanisms_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))
 
 

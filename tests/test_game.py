@@ -262,6 +262,10 @@ def test_reset_with_seed_switches_episode():
     ({"item_pool": 500, "n_items": 2}, "item_pool"),
     ({"n_items": 2.0}, "n_items"),
     ({"feedback_reveals_rule": 1}, "feedback_reveals_rule"),
+    ({"alias_share": 1.5}, "alias_share"),
+    ({"alias_share": 0.5, "surface": "varied"}, "alias_share"),
+    ({"focus_size": 99}, "focus_size"),
+    ({"focus_size": 2, "focus_every": 0}, "focus_every"),
 ])
 def test_malformed_config_names_the_field(overrides, field_name):
     with pytest.raises(MagsError) as err:
@@ -285,3 +289,77 @@ def test_match_action():
     assert match_action("stone or carrot", legal) is None
     assert match_action(None, legal) is None
     assert match_action("turnip", legal) is None
+
+
+ALIASED = GameConfig(seed=4, episode_length=600, n_creatures=6, n_conditions=4, n_rules=16,
+                     alias_share=1.0, alias_questions=0.9)
+
+
+def test_default_games_have_no_aliases_and_no_focus():
+    ep = generate_episode(GameConfig(seed=1, episode_length=300))
+    assert ep.world.aliases == {}
+    assert not any("also known as" in o.text for o in ep.observations)
+
+
+def test_alias_decisions_need_the_alias_statement_and_the_rule():
+    from mags_lib.game.senseless import ALIAS_PATTERN, DECIDE_PATTERN
+
+    ep = generate_episode(ALIASED)
+    aliases = ep.world.aliases
+    assert set(aliases) == set(ep.world.creatures)
+    assert not set(aliases.values()) & set(ep.world.creatures)  # an alias is a new name
+    stated: dict[str, int] = {}
+    by_alias = 0
+    for obs, truth in zip(ep.observations, ep.truths, strict=True):
+        m = ALIAS_PATTERN.search(obs.text)
+        if m:
+            assert aliases[m["creature"]] == m["alias"]
+            stated[m["alias"]] = obs.turn
+        if obs.kind == "decide":
+            asked = DECIDE_PATTERN.search(obs.text)["creature"]
+            creature, _ = truth.rule_key.split("|")
+            if asked != creature:
+                by_alias += 1
+                assert aliases[creature] == asked
+                assert obs.turn - stated[asked] >= ALIASED.min_gap
+    assert by_alias > 20, "most decisions about aliased creatures should name the alias"
+
+
+def test_rule_reader_resolves_an_alias_and_the_oracle_scores_perfectly():
+    from mags_lib.agents import make_agent
+    from mags_lib.evaluation.runner import run_game
+    from mags_lib.game.rule_reader import RuleReaderLLM
+
+    llm = RuleReaderLLM()
+    prompt = ("On rainy turns, the red quax eats only the slate.\n"
+              "The red quax is also known as the teal zib.\n"
+              "It is a rainy turn. The teal zib is offered the iron and the slate. "
+              "Which does it eat?\nAnswer:")
+    assert llm.complete(prompt, grammar='root ::= " iron" | " slate"').text == " slate"
+    unresolved = prompt.replace("The red quax is also known as the teal zib.\n", "")
+    picks = {llm.complete(unresolved.replace("rainy turn.", f"rainy turn{'.' * i}"),
+                          grammar='root ::= " iron" | " slate"').text for i in range(1, 9)}
+    assert picks == {" iron", " slate"}  # without the alias line: a coin flip
+    env = SenselessGame(ALIASED)
+    record = run_game(make_agent("oracle", llm, k=3, env=env), env, ALIASED.seed)
+    assert record.accuracy == 1.0
+    listed = env.current_rules()
+    assert all(any(r.endswith(f"also known as the {a}.") for r in listed)
+               for a in env.episode.world.aliases.values())
+
+
+def test_focus_asks_a_few_rules_at_a_time_and_again_after_idling():
+    cfg = GameConfig(seed=2, episode_length=1500, n_creatures=6, n_conditions=6, n_rules=24,
+                     focus_size=3, focus_every=150, announce_ratio=0.05)
+    ep = generate_episode(cfg)
+    periods: dict[int, set[str]] = {}
+    last: dict[str, int] = {}
+    long_idle = 0
+    for obs, truth in _decisions(ep):
+        periods.setdefault(obs.turn // cfg.focus_every, set()).add(truth.rule_key)
+        if truth.rule_key in last and obs.turn - last[truth.rule_key] > 300:
+            long_idle += 1
+        last[truth.rule_key] = obs.turn
+    assert all(len(keys) <= cfg.focus_size for keys in periods.values())
+    assert len(set().union(*periods.values())) > 2 * cfg.focus_size
+    assert long_idle >= 3, "some rules must come back after a long idle stretch"

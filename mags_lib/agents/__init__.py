@@ -32,6 +32,7 @@ from mags_lib.agents.baselines import (
 from mags_lib.agents.loop import LoopConfig, MagsLoopAgent
 from mags_lib.agents.mags import (
     ABLATIONS,
+    MECHANISMS,
     MemoEmbedder,
     MemoryAgent,
     NeverContradicts,
@@ -41,7 +42,7 @@ from mags_lib.agents.prompt import PROMPT_FORMATS, decide, options_grammar
 from mags_lib.agents.registry import AGENT_NAMES, LOOP_AGENTS, UPPER_BOUNDS, make_agent
 
 __all__ = [
-    "ABLATIONS", "AGENT_NAMES", "LOOP_AGENTS", "PROMPT_FORMATS", "UPPER_BOUNDS", "Agent",
+    "ABLATIONS", "AGENT_NAMES", "LOOP_AGENTS", "MECHANISMS", "PROMPT_FORMATS", "UPPER_BOUNDS", "Agent",
     "AgentConfig", "BareAgent", "Decision", "FullContextAgent", "LoopConfig", "MagsLoopAgent",
     "MemoEmbedder", "MemoryAgent", "NeverContradicts", "OracleAgent", "ScriptedMagsAgent",
     "StaticRagAgent", "StaticRagBM25Agent", "decide", "make_agent", "options_grammar",

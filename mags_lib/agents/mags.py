@@ -49,6 +49,33 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 }
 
 
+MECHANISMS: dict[str, dict[str, Any]] = {
+    "hebbian": {"memory": {"hebbian_rate": 0.0, "hebbian_min_score": 1.0}},
+    "reward": {"memory": {"reward_rate": 0.0}},
+    "decay": {"memory": {"decay_rate": 0.0, "prune_threshold": 0.0}},
+    "recency": {"memory": {"decay_recency_steps": 1e-6}},
+    "forgetting": {"memory": {"isolated_grace": 10**9, "inactive_after": 10**9}},
+    "solidification": {"memory": {"solidify_threshold": 1.0, "solid_node_uses": 10**9}},
+    "kcore": {"memory": {"core_keep_k": 10**6, "importance_core": 0.0}},
+    "traversal": {"memory": {"max_visited": 1}},
+    "contradiction": {"use_keys": False, "supersede": False,
+                      "memory": {"merge_threshold": 0.99}},
+}
+"""One mechanism of the memory switched off, by name, for any memory agent
+(`make_agent(name, llm, ablate="hebbian")`, the mechanism study of notebook 09):
+
+* hebbian: no co-recall wiring; reward: `step(reward)` leaves the recalled paths alone;
+* decay: edges never decay (and so are never pruned); recency: decay without the recency
+  correction (f(s) = 1: an edge used a moment ago decays as fast as an old one);
+* forgetting: idle and isolated nodes are never removed (capacity still applies);
+* solidification: no edge or node ever becomes solid (everything stays removable);
+* kcore: the k-core protects nothing and adds nothing to importance;
+* traversal: the hits are the hybrid top k (no walk along edges);
+* contradiction: no supersession: every version of a fact stays valid (the scripted writer
+  also drops its keys; merges only near-identical text).
+"""
+
+
 class NeverContradicts:
     """A contradiction detector that never fires (the no-supersession ablation)."""
 
@@ -71,6 +98,7 @@ class MemoryAgent(Agent):
         self.embedder = embedder
         self.supersede = supersede
         self.judge = judge  # a ContradictionDetector for updates (LiquidMemory(judge=...))
+        self.edge_scorer: Any = None  # initial edges of new nodes (None: the similarity rule)
         self.memory: Any = None
 
     def reset(self, seed: int) -> None:
@@ -82,7 +110,8 @@ class MemoryAgent(Agent):
             self.embedder = MemoEmbedder(default_embedder())
         detector = None if self.supersede else NeverContradicts()
         self.memory = LiquidMemory(self.memory_config.replaced(seed=seed), self.embedder,
-                                   detector=detector, judge=self.judge)
+                                   detector=detector, judge=self.judge,
+                                   edge_scorer=self.edge_scorer)
 
     def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
         hits = self.memory.recall(obs.text, self.config.k)

@@ -7,7 +7,9 @@ Keyword arguments that are `AgentConfig` fields (k, prompt_format, ...) configur
 decision prompt; `embedder` and `memory` (a dict of `MemoryConfig` overrides) go to the memory
 agents, `env` to the oracle and to `mags_scripted` (ground truth), `roles` ({"ask": llm,
 "write": llm, "prompted": base llm}) and `loop` (a dict of `LoopConfig` overrides) to the closed-loop agents;
-anything else is an error naming the accepted keywords.
+`ablate` names one mechanism (`MECHANISMS`) switched off in any memory agent, `edge_scorer` (a
+`memory.edge_scorer.EdgeScorer`) replaces its similarity rule for initial edges; anything else
+is an error naming the accepted keywords.
 
 The agents, and what each may know:
 
@@ -34,7 +36,7 @@ from mags_lib.agents.baselines import (
     StaticRagBM25Agent,
 )
 from mags_lib.agents.loop import LoopConfig, MagsLoopAgent
-from mags_lib.agents.mags import ABLATIONS, ScriptedMagsAgent
+from mags_lib.agents.mags import ABLATIONS, MECHANISMS, ScriptedMagsAgent
 from mags_lib.errors import MagsError
 from mags_lib.memory.config import LOOP_MEMORY_DEFAULTS
 
@@ -50,7 +52,8 @@ AGENT_NAMES: tuple[str, ...] = ("bare", "full_context", "static_rag", "static_ra
 UPPER_BOUNDS: tuple[str, ...] = (*ABLATIONS, "oracle")
 """Agents handed the game's ground truth: never "MAGS", reported as upper bounds."""
 _CONFIG_KEYS = frozenset(f.name for f in fields(AgentConfig))
-_EXTRA_KEYS = frozenset({"embedder", "memory", "env", "roles", "loop"})
+_EXTRA_KEYS = frozenset({"embedder", "memory", "env", "roles", "loop", "ablate",
+                         "edge_scorer"})
 
 
 def make_agent(name: str, llm: Any, **cfg: Any) -> Agent:
@@ -64,6 +67,11 @@ def make_agent(name: str, llm: Any, **cfg: Any) -> Agent:
                         f"use AgentConfig fields {sorted(_CONFIG_KEYS)} or "
                         f"{sorted(_EXTRA_KEYS)}")
     config = AgentConfig(**{k: v for k, v in cfg.items() if k in _CONFIG_KEYS})
+    ablate = cfg.get("ablate")
+    if ablate is not None and (ablate not in MECHANISMS or name in BASELINES):
+        raise MagsError(f"cannot switch off {ablate!r} in agent {name!r}",
+                        f"ablate one of {', '.join(MECHANISMS)} in a memory agent "
+                        "(mags, mags_prompted, mags_scripted)")
     if name in BASELINES:
         agent = (OracleAgent(llm, config, env=cfg.get("env")) if name == "oracle"
                  else BASELINES[name](llm, config))
@@ -73,6 +81,11 @@ def make_agent(name: str, llm: Any, **cfg: Any) -> Agent:
         agent = _make_loop(name, llm, config, cfg)
     else:
         agent = _make_scripted(name, llm, config, cfg)
+    if cfg.get("edge_scorer") is not None:
+        if not hasattr(agent, "edge_scorer"):
+            raise MagsError(f"agent {name!r} has no memory to give an edge scorer",
+                            "pass edge_scorer to a memory agent (mags, mags_scripted)")
+        agent.edge_scorer = cfg["edge_scorer"]
     agent.name = name
     return agent
 
@@ -89,7 +102,7 @@ def _memory_config(name: str, overrides: dict[str, Any]) -> Any:
 
 def _make_scripted(name: str, llm: Any, config: AgentConfig,
                    cfg: dict[str, Any]) -> ScriptedMagsAgent:
-    variant = ABLATIONS[name]
+    variant = _ablated(ABLATIONS[name], cfg.get("ablate"))
     overrides = {**(cfg.get("memory") or {}), **variant.get("memory", {})}
     return ScriptedMagsAgent(llm, config, memory_config=_memory_config(name, overrides),
                              embedder=cfg.get("embedder"),
@@ -124,8 +137,18 @@ def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) ->
     if loop.judge and roles.get("judge") is None:
         raise MagsError(f"agent {name!r} has LoopConfig.judge on but no judge model",
                         "name one in EvalConfig.models['judge'] ('embedded', a .gguf path)")
+    off = _ablated({}, cfg.get("ablate"))
     return MagsLoopAgent(llm, config, ask_llm=ask_llm, write_llm=write_llm, loop=loop,
                          judge_llm=roles.get("judge"),
                          memory_config=_memory_config(
-                             name, {**LOOP_MEMORY_DEFAULTS, **(cfg.get("memory") or {})}),
-                         embedder=cfg.get("embedder"))
+                             name, {**LOOP_MEMORY_DEFAULTS, **(cfg.get("memory") or {}),
+                                    **off.get("memory", {})}),
+                         embedder=cfg.get("embedder"), supersede=off.get("supersede", True))
+
+
+def _ablated(variant: dict[str, Any], mechanism: str | None) -> dict[str, Any]:
+    """`variant` with `MECHANISMS[mechanism]` switched off on top (memory overrides merged)."""
+    if mechanism is None:
+        return variant
+    off = MECHANISMS[mechanism]
+    return {**variant, **off, "memory": {**variant.get("memory", {}), **off.get("memory", {})}}

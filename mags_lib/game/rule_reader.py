@@ -6,7 +6,8 @@ write model for the closed loop (`agents/loop.py`).
 
 `RuleReaderLLM` answers a decision prompt the way a perfect reader would: it reads the memory
 lines from the last (most relevant) up and picks the option the first rule about the asked
-creature and condition names; with no such rule it picks an option at random (seeded by the
+creature (or the creature an alias line says the asked name stands for) and condition names;
+with no such rule it picks an option at random (seeded by the
 prompt, so the same prompt gets the same answer). With the oracle's lines it scores 100%, with
 no lines about 1 / n_items. `fail_after` makes it raise on a later call, like a backend that
 dies mid-run.
@@ -50,7 +51,7 @@ class RuleReaderLLM:
         return self._pick(text, options)
 
     def _pick(self, text: str, options: list[str]) -> str:
-        from mags_lib.game.senseless import DECIDE_PATTERN, parse_rule
+        from mags_lib.game.senseless import ALIAS_PATTERN, DECIDE_PATTERN, parse_rule
 
         lines = text.split("\n")
         asked = None
@@ -59,11 +60,19 @@ class RuleReaderLLM:
             if asked:
                 lines = lines[:i]
                 break
-        for line in reversed(lines):
-            rule = parse_rule(line)
-            if (asked and rule and rule.creature == asked["creature"]
-                    and rule.condition == asked["condition"] and rule.item in options):
-                return rule.item
+        if asked:
+            # the asked name, and the creature it stands for when a line states it is an alias
+            names = {asked["creature"]}
+            for line in reversed(lines):
+                alias = ALIAS_PATTERN.search(line)
+                if alias and alias["alias"] == asked["creature"]:
+                    names.add(alias["creature"])
+                    break
+            for line in reversed(lines):
+                rule = parse_rule(line)
+                if (rule and rule.creature in names and rule.condition == asked["condition"]
+                        and rule.item in options):
+                    return rule.item
         return options[zlib.crc32(text.encode()) % len(options)]
 
     def _completion(self, text: str, answer: str) -> Completion:

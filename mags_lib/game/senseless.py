@@ -20,6 +20,15 @@ Turns, one observation each:
   `feedback_reveals_rule`. A silent drift (`silent_fraction`) changes a rule without announcing
   it: only feedback (or a later re-announcement) reveals it.
 
+Two options make harder regimes (`evaluation.regimes`), both off by default so the default
+episodes never change:
+
+* aliases (`alias_share`, multi-hop): "A scroll reads: The purple glarb is also known as the teal
+  zib." rotates with the rule announcements; a later decision may name the creature by its alias
+  only ("The teal zib is offered ..."), so the answer needs the alias statement *and* the rule;
+* a focus set (`focus_size`, recurrence): decisions ask only about a few rules at a time, redrawn
+  every `focus_every` turns, so a rule is asked in a burst, idles, and is asked again later.
+
 The whole episode is a function of the config: `generate_episode(config)` materialises every turn
 with its `StepTruth` (for datasets and tests) and `SenselessGame` plays the same turns one step at
 a time (the feedback text follows the agent's actual answer).
@@ -48,6 +57,10 @@ RULE_PATTERN = re.compile(r"On (?P<condition>[a-z]+) turns, the (?P<creature>[a-
                           r"eats only the (?P<item>[a-z]+)\.")
 DECIDE_PATTERN = re.compile(r"It is a (?P<condition>[a-z]+) turn\. "
                             r"The (?P<creature>[a-z]+ [a-z]+) is offered")
+ALIAS_TEMPLATE = "The {creature} is also known as the {alias}."
+ALIAS_PATTERN = re.compile(r"The (?P<creature>[a-z]+ [a-z]+) is also known as the "
+                           r"(?P<alias>[a-z]+ [a-z]+)\.")
+ALIAS_KEY = "alias:"  # rule_key of an alias statement: "alias:<creature>"
 ANNOUNCE_PREFIX = {"first": "A scroll reads: ", "repeat": "A scroll reads: ",
                    "change": "The scroll changes: ", "add": "A new scroll appears: "}
 
@@ -126,6 +139,20 @@ class GameConfig:
                 "window does not suffice (0 = no limit)"})
     feedback_reveals_rule: bool = field(default=True, metadata={
         "help": "feedback after a decision states the governing rule"})
+    alias_share: float = field(default=0.0, metadata={
+        "help": "multi-hop: share of creatures given an alias (a second invented name) in an "
+                "alias statement 'The purple glarb is also known as the teal zib.', announced "
+                "like a rule (0 = none)"})
+    alias_questions: float = field(default=0.8, metadata={
+        "help": "multi-hop: probability that a decision about an aliased creature names it by "
+                "its alias (once the alias was stated at least min_gap turns ago), so that only "
+                "alias statement + rule together answer it"})
+    focus_size: int = field(default=0, metadata={
+        "help": "recurrence: decisions ask only about a focus set of this many rules, redrawn "
+                "every focus_every turns, so a rule is asked in bursts and idle in between "
+                "(0 = any askable rule)"})
+    focus_every: int = field(default=200, metadata={
+        "help": "recurrence: turns between two draws of the focus set"})
     surface: str = field(default="fixed", metadata={
         "help": "'fixed' (one template, readable by a regex) or 'varied' (many phrasings of "
                 "statements, changes, decisions and feedback; see game/phrasing.py)"})
@@ -160,7 +187,8 @@ def check_config(c: GameConfig) -> None:
                  "n_distractors", "n_distractor_creatures", "episode_length", "announce_ratio",
                  "distractor_ratio", "drift_every", "drift_rate", "change_fraction",
                  "silent_fraction", "recent_share", "recent_window", "min_gap",
-                 "feedback_reveals_rule", "surface", "phrasings"):
+                 "feedback_reveals_rule", "alias_share", "alias_questions", "focus_size",
+                 "focus_every", "surface", "phrasings"):
         _check_type(name, getattr(c, name), getattr(GameConfig, name))
     pairs = c.n_creatures * c.n_conditions
     checks = [
@@ -179,9 +207,13 @@ def check_config(c: GameConfig) -> None:
         ("drift_every", c.drift_every >= 0, "0 (never) or more"),
         ("recent_window", c.recent_window >= 0, "0 or more"),
         ("min_gap", c.min_gap >= 0, "0 or more"),
+        ("focus_size", 0 <= c.focus_size <= c.n_rules, "between 0 (off) and n_rules"),
+        ("focus_every", c.focus_every >= 1, "1 or more"),
+        ("alias_share", c.alias_share == 0 or c.surface == "fixed",
+         "to 0 on the varied surface (aliases are stated in the fixed template only)"),
     ]
     for name in ("announce_ratio", "distractor_ratio", "drift_rate", "change_fraction",
-                 "silent_fraction", "recent_share"):
+                 "silent_fraction", "recent_share", "alias_share", "alias_questions"):
         checks.append((name, 0.0 <= getattr(c, name) <= 1.0, "between 0 and 1"))
     checks += [
         ("distractor_ratio", c.announce_ratio + c.distractor_ratio <= 1.0,
@@ -221,11 +253,16 @@ class World:
     items: list[str]
     distractors: list[str]
     initial_rules: dict[str, Rule]
+    aliases: dict[str, str] = field(default_factory=dict)  # creature -> its alias
+
+    def alias_text(self, creature: str) -> str:
+        return ALIAS_TEMPLATE.format(creature=creature, alias=self.aliases[creature])
 
     def to_dict(self) -> dict[str, Any]:
         return {"creatures": self.creatures, "conditions": self.conditions, "items": self.items,
                 "distractors": self.distractors,
-                "initial_rules": {k: r.text for k, r in self.initial_rules.items()}}
+                "initial_rules": {k: r.text for k, r in self.initial_rules.items()},
+                "aliases": dict(self.aliases)}
 
 
 def make_world(config: GameConfig) -> World:
@@ -241,7 +278,20 @@ def make_world(config: GameConfig) -> World:
     pairs = [(c, w) for c in creatures for w in conditions]
     chosen = rng.sample(pairs, config.n_rules)
     rules = [Rule(c, w, rng.choice(items)) for c, w in chosen]
-    return World(creatures, conditions, items, distractors, {r.key: r for r in rules})
+    return World(creatures, conditions, items, distractors, {r.key: r for r in rules},
+                 make_aliases(config, creatures + distractor_creatures))
+
+
+def make_aliases(config: GameConfig, taken: list[str]) -> dict[str, str]:
+    """Aliases for a share `alias_share` of the rule creatures (own random stream, so games
+    without aliases are unchanged); an alias never reuses a noun of the episode."""
+    if config.alias_share <= 0:
+        return {}
+    rng = random.Random(f"senseless:{config.seed}:aliases")
+    creatures = [c for c in taken[:config.n_creatures]]
+    chosen = rng.sample(creatures, max(1, round(config.alias_share * len(creatures))))
+    names = vocab.creature_names(len(chosen), rng, avoid={c.split()[1] for c in taken})
+    return dict(zip(sorted(chosen), names, strict=True))
 
 
 @dataclass
@@ -324,6 +374,9 @@ class _Generator:
         # phrasing draws use their own stream, so the fixed surface's episodes never change
         self.surface_rng = random.Random(f"senseless:{config.seed}:surface")
         self.wrong_feedback: dict[int, str] = {}
+        self.alias_keys = [ALIAS_KEY + c for c in sorted(world.aliases)]
+        self.alias_stated: dict[str, int] = {}  # creature -> last turn its alias was stated
+        self.focus_sets: dict[int, set[str]] = {}  # focus period -> its rule keys
 
     def run(self) -> Episode:
         for t in range(self.cfg.episode_length):
@@ -360,18 +413,36 @@ class _Generator:
             return self.distractor(t)
         # a decision needs a rule stated long enough ago and a turn left for its feedback
         askable = [k for k in self.askable() if t - self.stated_at[k] >= cfg.min_gap]
+        if cfg.focus_size:
+            focus = self.focus(t)
+            askable = [k for k in askable if k in focus]
+            if not askable:  # the focus rules are idle until (re)announced: no answer given away
+                return self.distractor(t) if self.world.distractors else \
+                    self.announce(t, self.next_to_announce(), None)
         if askable and t < cfg.episode_length - 1:
             return self.decide(t, askable)
         return self.announce(t, self.next_to_announce(), None)
+
+    def focus(self, t: int) -> set[str]:
+        """The rules decisions may ask about during focus period t // focus_every (recurrence),
+        drawn at the period's first decision from the rules in force, with its own random
+        stream."""
+        period = t // self.cfg.focus_every
+        if period not in self.focus_sets:  # drawn once per period, from the rules then
+            rng = random.Random(f"senseless:{self.cfg.seed}:focus:{period}")
+            keys = sorted(self.rules)
+            self.focus_sets[period] = set(rng.sample(keys, min(self.cfg.focus_size, len(keys))))
+        return self.focus_sets[period]
 
     def askable(self) -> list[str]:
         return [k for k in sorted(self.rules) if k in self.announced_at]
 
     def next_to_announce(self) -> str:
-        unannounced = [k for k in sorted(self.rules) if k not in self.announced_at]
+        keys = sorted(self.rules) + self.alias_keys  # alias statements rotate with the rules
+        unannounced = [k for k in keys if k not in self.announced_at]
         if unannounced:
             return self.rng.choice(unannounced)
-        return min(sorted(self.rules), key=lambda k: self.announced_at[k])
+        return min(keys, key=lambda k: self.announced_at[k])
 
     def drift(self, t: int) -> RuleEvent | None:
         cfg, rng = self.cfg, self.rng
@@ -430,6 +501,8 @@ class _Generator:
         self.truths.append(truth)
 
     def announce(self, t: int, key: str, how: str | None) -> None:
+        if key.startswith(ALIAS_KEY):
+            return self.announce_alias(t, key)
         how = how or ("repeat" if key in self.announced_at else "first")
         self.announced_at[key] = t
         old = self.history[key][-1] if how == "change" and self.history.get(key) else None
@@ -442,6 +515,17 @@ class _Generator:
             text = ANNOUNCE_PREFIX[how] + rule.text
         self.emit(Observation(text, (), t, "announce"),
                   self.truth(t, "announce", key, engram_ops=ops, supersedes=supersedes))
+
+    def announce_alias(self, t: int, key: str) -> None:
+        creature = key[len(ALIAS_KEY):]
+        first = key not in self.announced_at
+        self.announced_at[key] = t
+        self.alias_stated[creature] = t
+        text = self.world.alias_text(creature)
+        self.emit(Observation(ANNOUNCE_PREFIX["first"] + text, (), t, "announce"),
+                  StepTruth(turn=t, kind="announce", rule_key=key, rule_text=text,
+                            recall_queries=[text],
+                            engram_ops=[("add" if first else "none", text, key)]))
 
     def distractor(self, t: int) -> None:
         text = self.rng.choice(self.world.distractors)
@@ -459,9 +543,14 @@ class _Generator:
         wrong += rng.sample(others, cfg.n_items - 1 - len(wrong))
         options = [rule.item, *wrong]
         rng.shuffle(options)
-        text = (phrasing.decision_sentence(rule.creature, rule.condition, options,
-                                           self.cfg.phrasings, self.surface_rng)
-                if self.varied else decision_text(rule, options))
+        alias = self.world.aliases.get(rule.creature)
+        if alias and t - self.alias_stated.get(rule.creature, t + cfg.min_gap) >= cfg.min_gap and \
+                rng.random() < cfg.alias_questions:  # multi-hop: named by the alias only
+            text = decision_text(replace(rule, creature=alias), options)
+        else:
+            text = (phrasing.decision_sentence(rule.creature, rule.condition, options,
+                                               self.cfg.phrasings, self.surface_rng)
+                    if self.varied else decision_text(rule, options))
         self.emit(Observation(text, tuple(options), t, "decide"),
                   self.truth(t, "decide", key, correct_action=rule.item))
         self.pending_feedback = key
@@ -534,7 +623,9 @@ class SenselessGame:
         if self.episode is None:
             return []
         rules = self.episode.rules_at(min(self.turn, len(self.episode) - 1))
-        return [rules[k].text for k in sorted(rules)]
+        world = self.episode.world
+        return [rules[k].text for k in sorted(rules)] + [world.alias_text(c)
+                                                         for c in sorted(world.aliases)]
 
     def ground_truth(self) -> StepTruth | None:
         if self.episode is None or self.done:

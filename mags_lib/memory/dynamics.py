@@ -106,12 +106,16 @@ def capped_core_numbers(n: int, rows: np.ndarray, cols: np.ndarray, kmax: int) -
     np.cumsum(np.bincount(both_r, minlength=n), out=indptr[1:])
     degree = np.diff(indptr).tolist()
     alive = [True] * n
+    left = n
     for k in range(1, kmax + 1):
+        if left == 0:  # every node peeled: the cores are final (a huge kmax costs nothing)
+            break
         queue = [i for i in np.flatnonzero(np.asarray(degree) < k).tolist() if alive[i]]
         queued = set(queue)
         while queue:
             node = queue.pop()
             alive[node] = False
+            left -= 1
             core[node] = k - 1
             for other in indices[indptr[node]:indptr[node + 1]].tolist():
                 if alive[other]:

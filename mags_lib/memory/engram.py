@@ -159,14 +159,19 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
                 # lists rank ties by id, so a stable sort on the cosine keeps (-cosine, id)
                 cands = sorted(cands + earlier.nearest_new(row, node_of_row, new_rows, new_ids),
                                key=itemgetter(1), reverse=True)[:k]
-            outcome = write_one(mem, item, cands, mode)
+            outcome = write_one(mem, item, cands, mode, vector=chunk[row])
             outcomes.append(outcome)
             mem._tally.engrams += 1
             if outcome.kind != "merged":
                 new_rows.append(row)
                 new_ids.append(outcome.node_id)
                 node_of_row[row] = outcome.node_id
-        if new_ids:
+                if mem.edge_scorer is not None:  # a scorer reads the candidates' vectors
+                    assert mem.index is not None
+                    mem.index.add(np.asarray([outcome.node_id], dtype=np.int64),
+                                  chunk[row:row + 1])
+                    mem.lexical.add_many([outcome.node_id], [item.text])
+        if new_ids and mem.edge_scorer is None:
             assert mem.index is not None
             mem.index.add(np.asarray(new_ids, dtype=np.int64), chunk[new_rows])
             mem.lexical.add_many(new_ids, [batch[start + row].text for row in new_rows])
@@ -207,7 +212,7 @@ class _EarlierRows:
 
 
 def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]],
-              mode: Mode = "add") -> WriteOutcome:
+              mode: Mode = "add", vector: np.ndarray | None = None) -> WriteOutcome:
     """Merge, supersede or add one item given its nearest nodes `cands` (id, cosine)."""
     cfg = mem.config
     nodes = mem.graph._node  # networkx's node-attribute dict: a plain dict, no view per lookup
@@ -238,14 +243,31 @@ def write_one(mem: LiquidMemory, item: WriteItem, cands: list[tuple[int, float]]
     cosine = dict(cands)
     for old in old_ids:
         supersede(mem, old, new, cosine.get(old, KEYED_SUPERSEDE_WEIGHT))
-    neighbours = [(j, c) for j, c in valid if j not in old_ids][:cfg.engram.attention_top_m]
-    weights = _attention_list([c for _, c in neighbours], cfg.engram.attention_temperature,
-                              cfg.engram.min_edge_weight)
+    if mem.edge_scorer is not None and vector is not None:
+        neighbours, weights = scored_neighbours(mem, new, vector,
+                                                [(j, c) for j, c in valid if j not in old_ids])
+    else:
+        neighbours = [(j, c) for j, c in valid if j not in old_ids][:cfg.engram.attention_top_m]
+        weights = _attention_list([c for _, c in neighbours], cfg.engram.attention_temperature,
+                                  cfg.engram.min_edge_weight)
     mem._connect_new(new, [(j, w) for (j, _), w in zip(neighbours, weights, strict=True)
                            if w > 0], "similarity")
     if item.block == "episodic":
         link_episode(mem, new)
     return WriteOutcome(new, "superseded" if old_ids else "added", list(old_ids))
+
+
+def scored_neighbours(mem: LiquidMemory, new: int, vector: np.ndarray,
+                      pool: list[tuple[int, float]]
+                      ) -> tuple[list[tuple[int, float]], list[float]]:
+    """`mem.edge_scorer`'s pick among all valid candidates: the top-m weights at or above
+    `min_edge_weight` (the others 0), in the candidates' order."""
+    cfg = mem.config.engram
+    raw = mem.edge_scorer.weights(mem, new, vector, pool) if pool else []
+    keep = set(sorted(range(len(pool)), key=lambda i: -raw[i])[:cfg.attention_top_m])
+    weights = [min(1.0, float(w)) if i in keep and w >= cfg.min_edge_weight else 0.0
+               for i, w in enumerate(raw)]
+    return pool, weights
 
 
 def update_target(mem: LiquidMemory, item: WriteItem, same: list[tuple[int, float]]

@@ -101,17 +101,21 @@ class LiquidMemory:
     asked where the similarity test alone would decide: an `EngramUpdate` that no detector
     flagged supersedes the first of its nearest facts the judge says it replaces (e.g. an
     `LLMJudgeDetector`), instead of the nearest one; it is not saved with the memory.
+    `edge_scorer` (None: the similarity rule) picks and weighs a new node's initial edges
+    (`edge_scorer.py`); not saved either.
     """
 
     def __init__(self, config: MemoryConfig | None = None, embedder: Any | None = None, *,
                  detector: ContradictionDetector | None = None,
                  clock: Callable[[], float] | None = None,
-                 judge: ContradictionDetector | None = None):
+                 judge: ContradictionDetector | None = None,
+                 edge_scorer: Any | None = None):
         self.config = config if config is not None else MemoryConfig()
         self._embedder = embedder
         self.detector: ContradictionDetector = detector or RuleBasedDetector(
             self.config.engram.contradiction_min_overlap, self.config.engram.contradiction_max_diff)
         self.judge = judge
+        self.edge_scorer = edge_scorer
         self.clock = clock or time.time
         self.graph = nx.Graph()
         self.index: Any | None = None  # VectorIndex, created when the dimension is known
@@ -155,6 +159,10 @@ class LiquidMemory:
         data = dict(self.graph.nodes[node_id])
         data["sources"] = list(data["sources"])
         return {"id": node_id, **data}
+
+    def vectors(self, node_ids: Sequence[int]) -> np.ndarray:
+        """The stored (unit-length) embeddings of these nodes, one row each."""
+        return self._vectors(list(node_ids))
 
     def is_valid(self, node_id: int) -> bool:
         return self.graph.nodes[node_id]["valid_to"] is None
@@ -294,12 +302,14 @@ class LiquidMemory:
     def load(cls, path: str | Path, embedder: Any | None = None, *,
              detector: ContradictionDetector | None = None,
              clock: Callable[[], float] | None = None,
-             judge: ContradictionDetector | None = None) -> LiquidMemory:
+             judge: ContradictionDetector | None = None,
+             edge_scorer: Any | None = None) -> LiquidMemory:
         """Read a directory written by `save`; raises CorruptFileError on anything malformed."""
         from mags_lib.memory.persistence import load
 
         mem = load(Path(path), embedder=embedder, detector=detector, clock=clock)
         mem.judge = judge
+        mem.edge_scorer = edge_scorer
         return mem
 
     def snapshot(self) -> int:
