@@ -154,6 +154,17 @@ def mechanisms_section(root: Path) -> str:
     return "\n\n".join(parts)
 
 
+def textworld_section(root: Path) -> str:
+    """Notebook 10: the agents on generated TextWorld games."""
+    from mags_lib.evaluation.textworld_eval import textworld_markdown
+
+    m = _load(root / "10_textworld" / "metrics.json")
+    if not m or not m.get("rows"):
+        return _missing("notebook 10 results", "python -m mags_lib.pipeline --only 10")
+    return ("_SMOKE run_\n\n" if m.get("smoke") else "") + \
+        f"{m.get('decision_llm', '')}\n\n" + textworld_markdown(m["rows"])
+
+
 def export_section(root: Path) -> str:
     m = _load(root / "04_export_gguf" / "metrics.json")
     if not m:
@@ -325,6 +336,7 @@ SECTIONS = (("Pipeline runs", pipeline_section), ("Dataset (01)", synth_section)
             ("GGUF export (04)", export_section),
             ("Graph dynamics (05)", dynamics_section), ("Game evaluation (06)", evaluation_section),
             ("Mechanisms by regime (09)", mechanisms_section),
+            ("TextWorld (10)", textworld_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))
 
 

@@ -204,6 +204,15 @@ class TextWorldEnv:
         return StepResult(self._observation(self._state["feedback"].strip()), reward, self.done,
                           info)
 
+    @property
+    def max_score(self) -> float:
+        """The game's maximum score (1.0 before the first reset)."""
+        return float(self._state["max_score"] or 1.0) if self._state else 1.0
+
+    @property
+    def won(self) -> bool:
+        return bool(self._state and self._state["won"])
+
     def _observation(self, text: str) -> Observation:
         if self.done:
             return Observation(text, (), self.turn, "end")

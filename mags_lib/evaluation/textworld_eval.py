@@ -1,0 +1,153 @@
+"""The agents on generated TextWorld games, the closed loop included (notebook 10).
+
+TextWorld (coin collector, treasure hunter) has no rules that drift: memory matters for where
+things are and which rooms were visited. Every agent plays the same generated games
+(`game.textworld_env`, `tw-make` offline, cached) through the same decision step as the
+senseless game: the decision LLM (notebook 04's trained answer model by default) picks one of
+the admissible commands under a grammar. `mags` is the closed loop: MAGS's trained ask and
+write models drive its memory, on text they were never trained on. `oracle` is shown the
+winning commands from the current state (TextWorld's own policy): the ceiling.
+
+Per game: the score as a share of the game's maximum, won or not, steps used. Per (kind, level,
+agent): the mean normalised score with a 95% t interval over seeds, wins, mean steps.
+
+    cfg = TextWorldEvalConfig(smoke=True)
+    result = run_textworld_eval(cfg)     # result["rows"], result["games"]
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field, replace
+from statistics import mean
+from typing import Any
+
+from mags_lib.errors import MagsError
+
+TEXTWORLD_AGENTS = ("bare", "full_context", "static_rag", "mags", "mags_prompted", "oracle")
+
+
+@dataclass
+class TextWorldEvalConfig:
+    kinds: list[str] = field(default_factory=lambda: ["coin_collector", "treasure_hunter"],
+                             metadata={"help": "TextWorld challenges (tw-make)"})
+    levels: list[int] = field(default_factory=lambda: [1, 5], metadata={
+        "help": "difficulty levels: bigger worlds and longer quests as the level grows"})
+    seeds: list[int] = field(default_factory=lambda: [0, 1, 2], metadata={
+        "help": "tw-make seeds: one generated game each"})
+    agents: list[str] = field(default_factory=lambda: ["bare", "full_context", "static_rag",
+                                                       "mags", "oracle"], metadata={
+        "help": f"agents, from {TEXTWORLD_AGENTS}"})
+    max_steps: int = field(default=30, metadata={"help": "steps per game before it ends"})
+    decision_llm: str = field(default="auto", metadata={
+        "help": "'auto' (the trained answer model's GGUF), 'embedded' or a .gguf path"})
+    models: dict[str, str] = field(default_factory=lambda: {"ask": "auto", "write": "auto"},
+                                   metadata={"help": "the closed loop's role models"})
+    k: int = field(default=3, metadata={"help": "memory lines recalled per decision"})
+    embedder: str = field(default="embedded", metadata={
+        "help": "'embedded' (all-MiniLM-L6-v2) or 'hashing' (fast fake, tests)"})
+    smoke: bool = field(default=False, metadata={
+        "help": "one kind, level 1, one seed, 8 steps"})
+
+    def __post_init__(self) -> None:
+        bad = [a for a in self.agents if a not in TEXTWORLD_AGENTS]
+        if bad:
+            raise MagsError(f"TextWorldEvalConfig.agents has unknown entries {bad}",
+                            f"use some of {', '.join(TEXTWORLD_AGENTS)}")
+        if self.max_steps < 1 or not self.seeds or not self.levels:
+            raise MagsError("TextWorldEvalConfig needs max_steps >= 1, seeds and levels",
+                            "set max_steps, seeds and levels")
+
+    def resolved(self) -> TextWorldEvalConfig:
+        if not self.smoke:
+            return self
+        return replace(self, kinds=self.kinds[:1], levels=[min(self.levels)],
+                       seeds=self.seeds[:1], max_steps=min(self.max_steps, 8))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _t_interval(values: list[float]) -> tuple[float | None, float | None]:
+    if len(values) < 2:
+        return None, None
+    from scipy import stats
+
+    m = mean(values)
+    s = math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1))
+    half = float(stats.t.ppf(0.975, len(values) - 1)) * s / math.sqrt(len(values))
+    return max(0.0, m - half), min(1.0, m + half)
+
+
+def summarize_textworld(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per (kind, level, agent): mean normalised score, its t interval over seeds, wins,
+    mean steps."""
+    by: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
+    for g in games:
+        by.setdefault((g["kind"], g["level"], g["agent"]), []).append(g)
+    rows = []
+    for (kind, level, agent), gs in sorted(by.items()):
+        scores = [g["normalized_score"] for g in gs]
+        lo, hi = _t_interval(scores)
+        rows.append({"kind": kind, "level": level, "agent": agent, "n_seeds": len(gs),
+                     "score": mean(scores), "ci_low": lo, "ci_high": hi,
+                     "wins": sum(g["won"] for g in gs), "steps": mean(g["steps"] for g in gs)})
+    return rows
+
+
+def run_textworld_eval(cfg: TextWorldEvalConfig, *, llm: Any | None = None,
+                       roles: dict[str, Any] | None = None,
+                       embedder: Any | None = None) -> dict[str, Any]:
+    """Every agent on every generated game; see the module docstring."""
+    from mags_lib.agents import MemoEmbedder, make_agent
+    from mags_lib.evaluation.answer_model import decision_llm_settings
+    from mags_lib.evaluation.config import EvalConfig
+    from mags_lib.evaluation.runner import _embedder, load_role_llms, run_game
+    from mags_lib.game.textworld_env import TextWorldConfig, TextWorldEnv
+    from mags_lib.llm import LLMConfig, load_llm
+    from mags_lib.progress import progress
+
+    t0 = time.perf_counter()
+    cfg = cfg.resolved()
+    decision = decision_llm_settings(cfg.decision_llm)
+    if llm is None:
+        llm = load_llm(LLMConfig(model=decision["model"], n_ctx=2048))
+    if roles is None:
+        roles = load_role_llms(EvalConfig(agents=list(cfg.agents), models=dict(cfg.models)))
+    embedder = embedder or MemoEmbedder(_embedder(cfg.embedder))
+    games: list[dict[str, Any]] = []
+    todo = [(kind, level, seed, agent) for kind in cfg.kinds for level in cfg.levels
+            for seed in cfg.seeds for agent in cfg.agents]
+    for kind, level, seed, agent_name in progress(todo, "textworld games"):
+        env = TextWorldEnv(TextWorldConfig(kind=kind, level=level, seed=seed,
+                                           max_steps=cfg.max_steps))
+        try:
+            agent = make_agent(agent_name, llm, k=cfg.k, env=env, embedder=embedder,
+                               roles=roles, answer_tags=decision["answer_tags"])
+            record = run_game(agent, env, seed, name=agent_name)
+            games.append({"kind": kind, "level": level, "seed": seed, "agent": agent_name,
+                          "score": env.score, "max_score": env.max_score,
+                          "normalized_score": env.score / env.max_score,
+                          "won": env.won,
+                          "steps": record.n_turns, "seconds": record.seconds,
+                          "loop": record.loop})
+        finally:
+            env.close()
+    return {"config": cfg.to_dict(), "decision_llm": decision["note"], "games": games,
+            "rows": summarize_textworld(games), "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def textworld_markdown(rows: list[dict[str, Any]]) -> str:
+    """The per (kind, level, agent) table."""
+    def f(x: Any) -> str:
+        return "–" if x is None else f"{x:.2f}"
+
+    lines = ["| game | level | agent | score / max | 95% CI (seeds) | won | steps |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        label = r["agent"] + (" (ceiling)" if r["agent"] == "oracle" else "")
+        lines.append(f"| {r['kind']} | {r['level']} | {label} | {f(r['score'])} | "
+                     f"[{f(r['ci_low'])}, {f(r['ci_high'])}] | {r['wins']}/{r['n_seeds']} | "
+                     f"{r['steps']:.1f} |")
+    return "\n".join(lines)
