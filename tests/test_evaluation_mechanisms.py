@@ -98,3 +98,22 @@ def test_smoke_study_writes_its_tables_and_detects_contradiction_handling(tmp_pa
         regimes=["present"], seeds=[0, 1], mechanisms=["contradiction", "reward", "hebbian"],
         embedder="hashing"), out_dir=tmp_path)
     assert len(more.games) == len(study.games) + 2
+
+
+def test_the_contradiction_ablation_stops_updates_superseding_in_the_loop():
+    from mags_lib.actions import parse_actions
+    from mags_lib.embed import HashingEmbedder
+
+    def block(op, item):
+        return parse_actions(f"<engram>\n{op} semantic 0.9: On rainy turns, the red quax eats "
+                             f"only the {item}.\n</engram>", "engram").actions
+
+    fake = RuleReaderLLM()
+    superseded = {}
+    for ablate in (None, "contradiction"):
+        agent = make_agent("mags", fake, roles={"ask": fake, "write": fake}, ablate=ablate,
+                           embedder=HashingEmbedder())
+        agent.reset(0)
+        agent.memory.apply(block("add", "slate"))
+        superseded[ablate] = len(agent.memory.apply(block("update", "iron")).superseded)
+    assert superseded == {None: 1, "contradiction": 0}

@@ -59,7 +59,7 @@ MECHANISMS: dict[str, dict[str, Any]] = {
     "kcore": {"memory": {"core_keep_k": 10**6, "importance_core": 0.0}},
     "traversal": {"memory": {"max_visited": 1}},
     "contradiction": {"use_keys": False, "supersede": False,
-                      "memory": {"merge_threshold": 0.99}},
+                      "memory": {"merge_threshold": 0.99, "update_supersede_threshold": 1.0}},
 }
 """One mechanism of the memory switched off, by name, for any memory agent
 (`make_agent(name, llm, ablate="hebbian")`, the mechanism study of notebook 09):
@@ -72,7 +72,8 @@ MECHANISMS: dict[str, dict[str, Any]] = {
 * kcore: the k-core protects nothing and adds nothing to importance;
 * traversal: the hits are the hybrid top k (no walk along edges);
 * contradiction: no supersession: every version of a fact stays valid (the scripted writer
-  also drops its keys; merges only near-identical text).
+  also drops its keys; merges only near-identical text; a write model's `update` no longer
+  supersedes its nearest fact).
 """
 
 

@@ -494,7 +494,8 @@ def markdown(rows: list[dict[str, Any]], baselines: list[dict[str, Any]],
             out.append(f"| {regime} | " + " | ".join(cells) + " |")
     if cost:
         out += ["", "Memory cost of the full memories (means over seeds; recall latency without "
-                "the first encoding of a sentence; RSS of the whole process):", "",
+                "the first encoding of a sentence, and for `mags` with its ask model's call; "
+                "RSS of the whole process):", "",
                 "| regime | agent | turns | nodes | edges | churn / step | recall p50 ms | "
                 "recall p95 ms | RSS MB |", "|---|---|---|---|---|---|---|---|---|"]
         for c in cost:
