@@ -283,7 +283,7 @@ def paired_effect(full: dict[int, list[list[int]]], ablated: dict[int, list[list
     """
     from scipy import stats
 
-    from mags_lib.evaluation.metrics import wilson_interval
+    from mags_lib.evaluation.metrics import t_interval, wilson_interval
 
     diffs: list[int] = []
     seed_effects: dict[int, float] = {}
@@ -305,14 +305,7 @@ def paired_effect(full: dict[int, list[list[int]]], ablated: dict[int, list[list
     effect = mean(diffs)
     sd = math.sqrt(sum((x - effect) ** 2 for x in diffs) / (n - 1)) if n > 1 else 0.0
     half = 1.96 * sd / math.sqrt(n)
-    values = list(seed_effects.values())
-    if len(values) > 1:
-        m = mean(values)
-        s = math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1))
-        t_half = float(stats.t.ppf(0.975, len(values) - 1)) * s / math.sqrt(len(values))
-        seed_ci = [m - t_half, m + t_half]
-    else:
-        seed_ci = [None, None]
+    seed_ci = t_interval(list(seed_effects.values()))
     p = (float(stats.binomtest(wins, wins + losses, 0.5).pvalue) if wins + losses else 1.0)
     full_right = n_full = off_right = 0
     for seed in seed_effects:

@@ -40,6 +40,23 @@ def wilson_interval(successes: int, n: int, z: float = 1.96) -> tuple[float, flo
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def t_interval(values: list[float], level: float = 0.95) -> tuple[float | None, float | None]:
+    """Student-t interval of the mean of `values` (n - 1 degrees of freedom); (None, None)
+    with fewer than two values.
+
+    >>> [round(x, 3) for x in t_interval([0.1, 0.2, 0.3])]
+    [-0.048, 0.448]
+    """
+    if len(values) < 2:
+        return None, None
+    from scipy import stats
+
+    m = sum(values) / len(values)
+    s = math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1))
+    half = float(stats.t.ppf(0.5 + level / 2, len(values) - 1)) * s / math.sqrt(len(values))
+    return m - half, m + half
+
+
 def accuracy(decisions: list[Record]) -> dict[str, float | int | None]:
     """Pooled decision accuracy with its Wilson 95% interval.
 

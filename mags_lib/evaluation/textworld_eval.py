@@ -17,7 +17,6 @@ agent): the mean normalised score with a 95% t interval over seeds, wins, mean s
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 from statistics import mean
@@ -69,27 +68,19 @@ class TextWorldEvalConfig:
         return asdict(self)
 
 
-def _t_interval(values: list[float]) -> tuple[float | None, float | None]:
-    if len(values) < 2:
-        return None, None
-    from scipy import stats
-
-    m = mean(values)
-    s = math.sqrt(sum((x - m) ** 2 for x in values) / (len(values) - 1))
-    half = float(stats.t.ppf(0.975, len(values) - 1)) * s / math.sqrt(len(values))
-    return max(0.0, m - half), min(1.0, m + half)
-
-
 def summarize_textworld(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per (kind, level, agent): mean normalised score, its t interval over seeds, wins,
     mean steps."""
+    from mags_lib.evaluation.metrics import t_interval
+
     by: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
     for g in games:
         by.setdefault((g["kind"], g["level"], g["agent"]), []).append(g)
     rows = []
     for (kind, level, agent), gs in sorted(by.items()):
         scores = [g["normalized_score"] for g in gs]
-        lo, hi = _t_interval(scores)
+        lo, hi = t_interval(scores)
+        lo, hi = (None, None) if lo is None else (max(0.0, lo), min(1.0, hi))
         rows.append({"kind": kind, "level": level, "agent": agent, "n_seeds": len(gs),
                      "score": mean(scores), "ci_low": lo, "ci_high": hi,
                      "wins": sum(g["won"] for g in gs), "steps": mean(g["steps"] for g in gs)})
