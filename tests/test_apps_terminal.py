@@ -69,7 +69,8 @@ def test_ctrl_c_mid_answer_keeps_the_memory_as_it_was(tmp_path):
     _send(chat, "My sister Ana lives in Porto.")
     chat.sendline("Bo keeps bees. Write a very long story about Bo and his bees.")
     chat.expect_exact("mags> ")
-    chat.expect(r"\w+ \w+")  # the answer is streaming
+    # interrupt while the turn runs (write, recall, the answer's first tokens): waiting for the
+    # answer to stream raced with the base model, which may echo a short reply and finish
     chat.sendintr()
     chat.expect_exact("[interrupted: this turn was not applied to memory]")
     chat.expect_exact(PROMPT)
