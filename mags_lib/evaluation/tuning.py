@@ -9,9 +9,9 @@ averaged over the regimes (`evaluation.regimes`) and the *training* seeds, for t
 writer (`mags_scripted`, an upper bound: every error is a memory error) with the perfect
 reader. Optuna's TPE sampler (seeded) proposes `MemoryConfig` overrides from `SPACE`. The best
 trial is then played against the defaults on *held-out* seeds, never seen while tuning, and
-compared paired per regime (`mechanisms.paired_effect`); it `wins` when its accuracy is higher
-in every regime's paired interval or higher on average with no regime worse by more than
-`max_loss`, and its composite score is higher.
+compared paired per regime (`mechanisms.paired_effect`); it `wins` when its mean paired
+accuracy effect is positive, no regime loses more than `max_loss`, and its composite score is
+higher.
 
     cfg = TuningConfig(smoke=True)
     result = run_tuning(cfg)      # result.best, result.heldout, result.wins
