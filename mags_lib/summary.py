@@ -97,7 +97,22 @@ def training_section(root: Path) -> str:
         parts.append(f"{nb}{smoke}\n\n" + _table(
             ["role", "stage", "n judged", "adherence (no grammar)", "accuracy", "train s",
              "stage wall s", "peak RSS MB"], rows))
+        if m.get("write_ops"):
+            parts.append(write_ops_table(m["write_ops"]))
     return "\n\n".join(parts)
+
+
+def write_ops_table(rows: list[dict]) -> str:
+    """Notebook 03's op confusion per stage: the write model's discrete choice (gold op ->
+    chosen op), on val rows and on rows in held-out phrasings, beside op accuracy and F1."""
+    ops = ("add", "update", "none")
+    body = [[r["rows"], r["stage"], r["n"], _f(r.get("op_accuracy")), _f(r.get("F1")),
+             _f(r.get("adherence")),
+             *[" / ".join(str(r.get(f"{want} -> {got}", 0)) for got in (*ops, "bad"))
+               for want in ops]] for r in rows]
+    return ("The write model's op (gold -> chosen add / update / none / unparsed):\n\n"
+            + _table(["rows", "stage", "n", "op accuracy", "F1", "adherence", "add ->",
+                      "update ->", "none ->"], body))
 
 
 def _per_query(g: dict) -> str:

@@ -73,6 +73,18 @@ def test_training_table_shows_the_ask_models_per_query_hit_rate(tmp_path):
     assert "answer_accuracy" not in text and "| answer | grpo | 40 | – | accuracy 0.800 |" in text
 
 
+def test_training_section_shows_the_write_models_op_confusion(tmp_path):
+    (tmp_path / "03_train_write_model").mkdir()
+    op_row = {"rows": "held-out phrasings", "stage": "sft", "n": 60, "op_accuracy": 0.75,
+              "F1": 0.8, "adherence": 1.0, "add -> add": 17, "add -> update": 3,
+              "none -> none": 12, "none -> add": 6, "none -> bad": 2}
+    (tmp_path / "03_train_write_model" / "metrics.json").write_text(json.dumps(
+        {"write": {"stages": {}}, "write_ops": [op_row]}))
+    text = render(tmp_path)
+    assert "| held-out phrasings | sft | 60 | 0.750 | 0.800 | 1.000 | 17 / 3 / 0 / 0 | " \
+           "0 / 0 / 0 / 0 | 6 / 0 / 12 / 2 |" in text
+
+
 def test_the_readme_block_is_regenerated_and_the_rest_kept(tmp_path):
     from mags_lib.summary import README_END, README_START, update_readme
 

@@ -350,3 +350,56 @@ def test_write_rows_carry_the_outcome_rewards_memory_and_probes(episode_rows_sma
             own = [p for p in g["probes"] if (p["creature"], p["condition"]) == (creature,
                                                                                  condition)]
             assert own and own[0]["stale"], "a changed rule's probe names its old item"
+
+
+def test_write_rows_show_the_look_alike_rules_the_loops_recall_would(episode_rows_small):
+    """A first sight is an `add` even when memory already shows the same creature's rule for
+    another condition: the write rows must show such look-alikes as the loop's recall does
+    (otherwise a model learns 'a similar line is shown, so update', which superseded the wrong
+    rule in play). Also: SynthConfig rejects a share outside [0, 1]."""
+    from mags_lib.game.senseless import parse_rule
+
+    rows, cfg = episode_rows_small
+    adds = [r for r in rows["write"] if r["gold"]["op"] == "add" and r["gold"]["key"]]
+    shown_alike = tried = 0
+    for r in adds:
+        creature, condition = r["gold"]["key"].split("|")
+        lines = [ln[2:] for ln in r["prompt"][-1]["content"].splitlines() if ln.startswith("- ")]
+        known = [parse_rule(f["text"]) for f in r["gold"]["memory_before"]]
+        alike = [k for k in known if k is not None and (k.creature == creature
+                                                         or k.condition == condition)]
+        if not alike:
+            continue
+        tried += 1
+        rules = [parse_rule(ln) for ln in lines]
+        shown_alike += any(k is not None and (k.creature == creature or k.condition == condition)
+                           for k in rules)
+        assert all(k is None or (k.creature, k.condition) != (creature, condition)
+                   for k in rules), "a first sight must not show the rule itself"
+    assert tried >= 5 and shown_alike / tried >= 0.7, (shown_alike, tried)
+    with pytest.raises(Exception, match="write_context_nearest"):
+        SynthConfig(write_context_nearest=1.5)
+
+
+def test_heldout_write_rows_are_in_heldout_phrasings_with_the_loops_own_prompt():
+    """Notebook 03 judges the write model on rows it builds from held-out phrasings: every op
+    present, at most n per op, the loop's play messages, and a held-out sentence in most
+    rule-bearing observations (distractors and bare verdicts have no phrasing)."""
+    from mags_lib.agents.role_prompts import play_write_messages
+    from mags_lib.game import phrasing as ph
+    from mags_lib.synth.chains import heldout_write_rows
+
+    pattern = [re.compile(".+?".join(re.escape(p) for p in re.split(r"\{[a-zA-Z_]+\}", t)))
+               for t in ph.all_templates("heldout")]
+    cfg = SynthConfig(episode_length=120)
+    rows = heldout_write_rows([20_001, 20_002], cfg, n_per_op=6)
+    ops = [r["gold"]["op"] for r in rows]
+    assert sorted(set(ops)) == ["add", "none", "update"] and max(map(ops.count, set(ops))) <= 6
+    for r in rows:
+        g = r["gold"]
+        assert r["prompt"] == play_write_messages(g["observation"], g["memory_shown"])
+        assert g["phrasings"] == "heldout"
+    ruled = [r for r in rows if r["gold"]["op"] != "none"]
+    held = [r for r in ruled if any(p.search(r["gold"]["observation"]) for p in pattern)]
+    assert len(held) >= 0.8 * len(ruled), [r["gold"]["observation"] for r in ruled][:5]
+    assert rows == heldout_write_rows([20_001, 20_002], cfg, n_per_op=6)  # deterministic

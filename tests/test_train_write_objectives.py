@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mags_lib.errors import MagsError
+from mags_lib.tasks.rewards import chosen_op
 from mags_lib.train import write_objectives as wo
 
 
@@ -21,11 +22,11 @@ def row(op, observation="x", probes=True):
 
 
 def test_chosen_op_reads_the_first_add_or_update_and_names_bad_blocks():
-    assert wo.chosen_op("<engram>\nadd semantic 0.9: A.\nupdate semantic 0.9: B.\n</engram>") \
+    assert chosen_op("<engram>\nadd semantic 0.9: A.\nupdate semantic 0.9: B.\n</engram>") \
         == "add"
-    assert wo.chosen_op("<engram>\n</engram>") == "none"
-    assert wo.chosen_op("sure, noted") == "bad"
-    assert wo.chosen_op("<engram>\nforget: A\n</engram>") == "other"
+    assert chosen_op("<engram>\n</engram>") == "none"
+    assert chosen_op("sure, noted") == "bad"
+    assert chosen_op("<engram>\nforget: A\n</engram>") == "other"
 
 
 def test_judged_rows_take_the_first_rows_of_each_op_that_carry_probes():

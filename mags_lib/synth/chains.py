@@ -17,8 +17,9 @@ every distractor fact seen); each turn becomes rows about the state *before* tha
   `gold` (the rule among distractors, usually last), `stale` (its superseded version listed
   before it) or `none` (no line about the rule: `answerable` False, a guess).
 * announce / feedback / distractor turn -> a **write** row: the observation plus what memory
-  already holds about it (the rule's stored version, if any, and a few other facts), so that
-  add / update / nothing is decidable; the completion is a canonical `<engram>` block,
+  already holds about it (the rule's stored version, if any, and mostly the known facts nearest
+  the observation, as the closed loop's recall shows them: `nearest_facts`), so that
+  add / update / nothing is decidable next to look-alike rules; the completion is a canonical `<engram>` block,
   `add semantic 0.95: RULE` (first sight), `update semantic ...` (a new item for a known rule) or
   the empty block `NOTHING_TO_STORE` (a repeat, an irrelevant fact); gold = `ops`.
 
@@ -36,13 +37,21 @@ grammar (1-3 lines) cannot produce it: a grammar-constrained write model must al
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mags_lib.actions import EngramAdd, EngramUpdate, format_actions
 from mags_lib.agents.prompt import chat_messages, completion_prompt
-from mags_lib.game import Episode, GameConfig, Observation, StepTruth, phrasing
+from mags_lib.game import (
+    Episode,
+    GameConfig,
+    Observation,
+    StepTruth,
+    generate_episode,
+    phrasing,
+)
 from mags_lib.game.senseless import parse_rule
 from mags_lib.game.vocab import ITEMS
 from mags_lib.synth import surface
@@ -151,6 +160,25 @@ def answer_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Ran
     return _row("answer", prompt, f"<answer>{truth.correct_action}</answer>", gold, seed)
 
 
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2}
+
+
+def nearest_facts(text: str, pool: list[str], n: int, rng: random.Random) -> list[str]:
+    """The `n` facts of `pool` sharing most words (3+ letters) with `text`, ties broken at
+    random: a stand-in for the loop's recall on the observation, which shows the write model
+    the same creature's other rules and other creatures' rules in the same condition.
+
+    >>> nearest_facts("The red zib eats figs when it rains.",
+    ...               ["The blue quax hums.", "On rainy turns, the red zib eats only corn.",
+    ...                "On foggy turns, the red zib eats only figs."], 2, random.Random(0))
+    ['On foggy turns, the red zib eats only figs.', 'On rainy turns, the red zib eats only corn.']
+    """
+    words = _words(text)
+    scored = sorted(pool, key=lambda f: (-len(words & _words(f)), rng.random()))
+    return scored[:n]
+
+
 def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random,
               cfg: SynthConfig, seed: int, wrong_feedback: str | None = None
               ) -> tuple[dict | None, str | None]:
@@ -166,7 +194,10 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     if truth.kind == "distractor" and obs.text in known.facts:
         own = [obs.text]
     pool = [f["text"] for f in known.others(key) if f["text"] not in own]
-    memory = own + rng.sample(pool, min(rng.randint(0, cfg.write_context), len(pool)))
+    if rng.random() < cfg.write_context_nearest:  # what the loop's recall would show
+        memory = own + nearest_facts(obs_text, pool, max(0, cfg.write_context - len(own)), rng)
+    else:
+        memory = own + rng.sample(pool, min(rng.randint(0, cfg.write_context), len(pool)))
     rng.shuffle(memory)
     if op == "none":
         ops, completion = [], NOTHING_TO_STORE
@@ -179,7 +210,7 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
         completion = format_actions([cls("semantic", text, confidence)])
     entities = key.split("|") + [text.rstrip(".").split()[-1]] if key else []
     gold = {"ops": ops, "op": op, "key": key, "kind": truth.kind, "observation": obs_text,
-            "entities": entities, "turn": obs.turn}
+            "entities": entities, "turn": obs.turn, "memory_shown": memory}
     return _row("write", surface.write_prompt(obs_text, memory, rng), completion, gold, seed), None
 
 
@@ -239,3 +270,29 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
         if written is not None:  # the probes ask what memory should hold after the turn
             written["gold"]["probes"] = outcome_probes(known, truth.rule_key, probe_rng)
     return rows, skips
+
+
+def heldout_write_rows(seeds: list[int], cfg: SynthConfig, n_per_op: int,
+                       seed: int = 0) -> list[dict[str, Any]]:
+    """Write rows for *judging* a write model on text it was not trained on: the games of
+    `seeds` on the varied surface in the **held-out** phrasings (never in a dataset: these rows
+    are built where they are judged and never saved under data/), each with the closed loop's
+    own write messages (`play_write_messages`: the observation and the memory lines shown);
+    up to `n_per_op` rows per gold op (add / update / none), drawn with `seed`."""
+    from mags_lib.agents.role_prompts import play_write_messages
+
+    by_op: dict[str, list[dict]] = {}
+    for i, game_seed in enumerate(seeds):
+        gc = replace(game_config(cfg, game_seed, i), surface="varied", phrasings="heldout")
+        for row in episode_rows(generate_episode(gc), cfg)[0]["write"]:
+            g = row["gold"]
+            row["prompt"] = play_write_messages(g["observation"], g["memory_shown"])
+            row["gold"] = {**g, "phrasings": "heldout"}
+            by_op.setdefault(g["op"], []).append(row)
+    rng = random.Random(f"heldout-write:{seed}")
+    out = []
+    for op in sorted(by_op):
+        rows = by_op[op]
+        out += rng.sample(rows, min(n_per_op, len(rows)))
+    rng.shuffle(out)  # ops mixed, so that the first rows (samples shown) are not all one op
+    return out

@@ -46,9 +46,16 @@ class SynthConfig:
         "help": "ask rows: facts besides the gold one: every other rule known so far, topped up "
                 "with distractor facts to this many (on top of the gold rule's superseded "
                 "older versions)"})
-    write_context: int = field(default=2, metadata={
-        "help": "write rows: at most this many other known facts shown besides the rule's own "
-                "stored version (so add / update / nothing is decidable from the prompt)"})
+    write_context: int = field(default=3, metadata={
+        "help": "write rows: memory lines shown with the observation, the rule's own stored "
+                "version (if any) among them, as the closed loop shows LoopConfig.write_context "
+                "recalled lines (so add / update / nothing is decidable from the prompt)"})
+    write_context_nearest: float = field(default=0.8, metadata={
+        "help": "write rows: share whose other lines are the known facts nearest the "
+                "observation (word overlap), as the loop's recall shows them: the same "
+                "creature's rules in other conditions and other creatures' rules in the same "
+                "condition, next to which a first sight is still an add; the rest are drawn at "
+                "random, 0 to write_context of them"})
     max_none_share: float = field(default=0.3, metadata={
         "help": "write rows: at most this share of 'nothing to store' rows per split"})
     answer_lines: int = field(default=3, metadata={
@@ -125,6 +132,10 @@ class SynthConfig:
             raise MagsError("SynthConfig: n_items, answer_prompt_formats, expansion_modes and "
                             "surfaces "
                             "must not be empty", "give at least one value each")
+        if not 0.0 <= self.write_context_nearest <= 1.0 or self.write_context < 0:
+            raise MagsError(f"SynthConfig: write_context_nearest = {self.write_context_nearest}, "
+                            f"write_context = {self.write_context}",
+                            "write_context_nearest is a share in [0, 1], write_context >= 0")
         if min(self.n_train_games, self.n_val_games, self.n_test_games) < 1:
             raise MagsError("SynthConfig: every split needs at least one game",
                             "set n_train_games, n_val_games, n_test_games >= 1")

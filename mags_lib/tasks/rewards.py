@@ -284,6 +284,45 @@ def engram_ops(actions: list) -> list[tuple[str, str]]:
     return out
 
 
+WRITE_OPS = ("add", "update", "none")  # the discrete choice of a write: store new, replace, skip
+
+
+def chosen_op(text: Any) -> str:
+    """The op a write output chose: its first add / update, "none" for an empty block, "bad"
+    when no complete block parses, "other" for forget / link only.
+
+    >>> chosen_op("<engram>\\nupdate semantic 0.9: X.\\n</engram>"), chosen_op("<engram>\\n</engram>")
+    ('update', 'none')
+    """
+    parsed = parse_actions(completion_text(text), kind="engram")
+    if not parsed.complete:
+        return "bad"
+    ops = [op for op, _ in engram_ops(parsed.actions)]
+    if not ops:
+        return "none"
+    return next((op for op in ops if op in ("add", "update")), "other")
+
+
+def op_confusion(completions: list, gold: list[dict]) -> dict[str, Any]:
+    """The op confusion of write outputs against their rows' gold op (gold op -> chosen op ->
+    count; chosen ops also "bad" and "other") and the op accuracy over the rows with a gold op.
+
+    >>> op_confusion(["<engram>\\n</engram>", "x"], [{"op": "none"}, {"op": "add"}])["accuracy"]
+    0.5
+    """
+    confusion: dict[str, dict[str, int]] = {op: {} for op in WRITE_OPS}
+    n = right = 0
+    for text, g in zip(completions, gold, strict=True):
+        want = (g or {}).get("op")
+        if want not in confusion:
+            continue
+        got = chosen_op(text)
+        confusion[want][got] = confusion[want].get(got, 0) + 1
+        n += 1
+        right += got == want
+    return {"n": n, "accuracy": right / n if n else None, "confusion": confusion}
+
+
 def gold_ops(ops: Any) -> list[tuple[str, str]]:
     """Gold ops as (op, text) pairs, from canonical engram text or a list of op dicts."""
     if isinstance(ops, str):

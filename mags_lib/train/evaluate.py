@@ -26,6 +26,7 @@ from mags_lib.tasks.rewards import (
     completion_text,
     engram_reward,
     format_reward,
+    op_confusion,
     query_hits,
     recall_reward,
 )
@@ -117,6 +118,9 @@ def score(texts: list[str], rows: list[dict], task: str,
            "format_mean": mean(fmt) if fmt else 0.0, "accuracy_name": name,
            "accuracy": mean(accuracy) if accuracy else None, "n_scored": len(scored),
            "_format": fmt, "_task": task_scores}
+    if task == "write":  # the discrete choice beside the soft F1 (which pays a wrong op 0.5)
+        ops = op_confusion(texts, [r["gold"] for r in rows])
+        out.update(op_accuracy=ops["accuracy"], op_confusion=ops["confusion"])
     if task == "ask":
         # per-row hits kept for a paired comparison of two stages on the same rows (`compare`)
         out.update(ask_hit_rates(texts, rows, params.get(reward.__name__, {}), keep_rows=True))

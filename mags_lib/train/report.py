@@ -25,7 +25,7 @@ ADHERENCE_TARGET = 0.95
 """The issue's target: adherence on the val split without a grammar."""
 
 _COLUMNS = ("stage", "task", "n", "adherence", "format_mean", "accuracy_name", "accuracy",
-            "steps", "train_s", "eval_s", "wall_s", "peak_rss_mb", "peak_cuda_mb")
+            "op_accuracy", "steps", "train_s", "eval_s", "wall_s", "peak_rss_mb", "peak_cuda_mb")
 
 
 @dataclass
@@ -77,7 +77,8 @@ class RoleReport:
                 rows.append({"stage": STAGE_LABELS[name], "task": task, "n": g.get("n", 0),
                              "adherence": g.get("adherence"), "format_mean": g.get("format_mean"),
                              "accuracy_name": g.get("accuracy_name"),
-                             "accuracy": g.get("accuracy"), "steps": rec.steps,
+                             "accuracy": g.get("accuracy"),
+                             "op_accuracy": g.get("op_accuracy"), "steps": rec.steps,
                              "train_s": round(rec.train_s, 1), "eval_s": round(rec.eval_s, 1),
                              "wall_s": round(rec.wall_s, 1),
                              "peak_rss_mb": _round(rec.peak_rss_mb),
@@ -210,7 +211,7 @@ def _task_numbers(g: dict[str, Any]) -> dict[str, Any]:
     """A generation report's headline numbers (and an ask model's hit rate at other depths)."""
     out = {"adherence": g.get("adherence"), "accuracy": g.get("accuracy"),
            "accuracy_name": g.get("accuracy_name"), "n": g.get("n")}
-    for key in ("hit_at", "query_hit_at", "queries_per_row"):
+    for key in ("hit_at", "query_hit_at", "queries_per_row", "op_accuracy", "op_confusion"):
         if g.get(key) is not None:
             out[key] = g[key]
     return out

@@ -28,12 +28,11 @@ from pathlib import Path
 from statistics import mean, stdev
 from typing import Any
 
-from mags_lib.actions.parser import parse_actions
 from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
 from mags_lib.paths import MODELS_DIR
 from mags_lib.tasks.outcome import combine, outcome_terms
-from mags_lib.tasks.rewards import engram_ops, engram_reward, format_reward
+from mags_lib.tasks.rewards import chosen_op, engram_reward, format_reward
 from mags_lib.train.roles import ROLE_REWARDS, RoleTrainConfig
 from mags_lib.train.stages import load_role_data
 
@@ -96,22 +95,6 @@ def judged_rows(rows: list[dict], per_op: int) -> list[dict]:
             taken[op] += 1
             out.append(r)
     return out
-
-
-def chosen_op(text: str) -> str:
-    """The op a write output chose: its first action's op, "none" for an empty block, "bad"
-    when no complete block parses, "other" for forget / link only.
-
-    >>> chosen_op("<engram>\\nupdate semantic 0.9: X.\\n</engram>"), chosen_op("<engram>\\n</engram>")
-    ('update', 'none')
-    """
-    parsed = parse_actions(text, kind="engram")
-    if not parsed.complete:
-        return "bad"
-    ops = [op for op, _ in engram_ops(parsed.actions)]
-    if not ops:
-        return "none"
-    return next((op for op in ops if op in ("add", "update")), "other")
 
 
 def judge_writes(texts: list[str], rows: list[dict], embedder: str = "embedded"
