@@ -10,7 +10,8 @@ import pytest
 MODULES = ["mags_lib.game.phrasing", "mags_lib.game.rule_reader", "mags_lib.agents.prompt",
            "mags_lib.agents.role_prompts", "mags_lib.agents.baselines", "mags_lib.agents.loop",
            "mags_lib.evaluation.records", "mags_lib.evaluation.metrics", "mags_lib.graph_html",
-           "mags_lib.agents.router", "mags_lib.apps.play"]
+           "mags_lib.agents.router", "mags_lib.apps.play", "mags_lib.summary",
+           "mags_lib.tasks.rewards"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -112,3 +112,43 @@ def test_the_seed_table_prefers_the_pooled_splits(tmp_path):
     text = render(tmp_path)
     assert "| ask model, 320 val+test rows |" in text
     assert "| ask-grpo-seed1 | 0.900 | 0.800 | 0.950 | 1.20 | 1.000 |" in text
+
+
+def test_a_rerun_of_one_notebook_keeps_the_other_sections_marked_as_kept(tmp_path):
+    """`main --out` with the previous report: a section whose results are missing now keeps
+    its old body under a 'kept' line; a section with results is regenerated; a section that
+    was missing before stays missing; without --keep everything missing is reported missing."""
+    from mags_lib.summary import MECHANISMS_LEAD, README_END, README_START
+
+    root = tmp_path / "results"
+    (root / "01_synthesize_dataset").mkdir(parents=True)
+    (root / "01_synthesize_dataset" / "metrics.json").write_text(json.dumps(
+        {"counts": {"ask": {"train": 7, "val": 1, "test": 1}}}))
+    (root / "06_evaluate_game").mkdir()
+    (root / "06_evaluate_game" / "headline.json").write_text(json.dumps([
+        {"surface": "varied", "agent": "mags", "label": "MAGS", "accuracy": 0.7, "ci_low": 0.6,
+         "ci_high": 0.8, "after_drift": 0.6, "after_drift_ci_low": 0.5,
+         "after_drift_ci_high": 0.7, "n_seeds": 3, "seed_mean": 0.7, "seed_std": 0.05,
+         "governing_held_valid": 0.5, "stale_recalled": 0.0, "write_validity": 1.0}]))
+    out = tmp_path / "RESULTS.md"
+    out.write_text("# MAGS results\n\n## Dataset (01)\n\nold dataset table\n\n"
+                   "## Graph dynamics (05)\n\n| old | dynamics |\n\n"
+                   "## Ask GRPO over seeds (07)\n\n_notebook 07 results: not found; run `x`._\n")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{README_START}\nold\n\n{MECHANISMS_LEAD} (notebook 09):\n\n| m |\n\n"
+                      f"Every table: here.\n{README_END}\n")
+    assert main(["--results", str(root), "--out", str(out), "--readme", str(readme)]) == 0
+    text = out.read_text()
+    assert "| ask | 7 | 1 | 1 |" in text and "old dataset table" not in text
+    dynamics = text.split("## Graph dynamics (05)")[1].split("\n## ")[0]
+    assert "_Kept from the previous report" in dynamics and "| old | dynamics |" in dynamics
+    assert "python -m mags_lib.pipeline --only 07" in text.split("## Ask GRPO over seeds (07)")[1]
+    assert main(["--results", str(root), "--out", str(out)]) == 0  # kept twice: marked once
+    assert out.read_text().count("_Kept from the previous report") == text.count(
+        "_Kept from the previous report")
+    block = readme.read_text()
+    assert "| `mags` | MAGS | 0.700 (0.600–0.800) |" in block
+    assert "| m |" in block and "kept from the previous block" in block
+    assert block.index("| m |") < block.index("Every table")
+    assert main(["--results", str(root), "--out", str(out), "--no-keep"]) == 0
+    assert "| old | dynamics |" not in out.read_text()
