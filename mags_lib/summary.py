@@ -341,13 +341,16 @@ def readme_headline(root: Path) -> str:
 def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
     """Replace the block between the README's summary markers with the generated headline
     tables; False (and nothing written) when the markers are missing. With `keep`, the old
-    block's mechanism paragraph stays (marked as kept) when notebook 09's results are missing."""
+    block stays as it was when notebook 06's results are missing, and its mechanism paragraph
+    stays (marked as kept) when notebook 09's are."""
     text = readme.read_text()
     if README_START not in text or README_END not in text:
         return False
     head, rest = text.split(README_START, 1)
     old, tail = rest.split(README_END, 1)
     body = readme_headline(root)
+    if keep and _is_missing(body) and "|" in old:  # no notebook 06 here: the old block stays
+        return True
     if keep and MECHANISMS_LEAD not in body and MECHANISMS_LEAD in old:
         kept = MECHANISMS_LEAD + old.split(MECHANISMS_LEAD, 1)[1].split(REPORT_POINTER, 1)[0]
         kept = kept.rstrip()

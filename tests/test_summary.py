@@ -152,3 +152,6 @@ def test_a_rerun_of_one_notebook_keeps_the_other_sections_marked_as_kept(tmp_pat
     assert block.index("| m |") < block.index("Every table")
     assert main(["--results", str(root), "--out", str(out), "--no-keep"]) == 0
     assert "| old | dynamics |" not in out.read_text()
+    (root / "06_evaluate_game" / "headline.json").unlink()  # no 06 here: the block stays
+    assert main(["--results", str(root), "--out", str(out), "--readme", str(readme)]) == 0
+    assert readme.read_text() == block
