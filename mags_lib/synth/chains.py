@@ -18,9 +18,9 @@ every distractor fact seen); each turn becomes rows about the state *before* tha
   before it) or `none` (no line about the rule: `answerable` False, a guess).
 * announce / feedback / distractor turn -> a **write** row: the observation plus what memory
   already holds about it (the rule's stored version, if any, and mostly the known facts nearest
-  the observation, as the closed loop's recall shows them: `nearest_facts`), so that
-  add / update / nothing is decidable next to look-alike rules; the completion is a canonical `<engram>` block,
-  `add semantic 0.95: RULE` (first sight), `update semantic ...` (a new item for a known rule) or
+  the observation, as the closed loop's recall shows them: `nearest_facts`), so that add /
+  update / nothing is decidable next to look-alike rules; the completion is a canonical
+  `<engram>` block, `add semantic 0.95: RULE` (first sight), `update semantic ...` (a new item for a known rule) or
   the empty block `NOTHING_TO_STORE` (a repeat, an irrelevant fact); gold = `ops`.
 
 The empty block parses as complete and scores 1.0 against empty gold ops, but the engram GBNF

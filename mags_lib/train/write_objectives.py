@@ -32,7 +32,8 @@ from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
 from mags_lib.paths import MODELS_DIR
 from mags_lib.tasks.outcome import combine, outcome_terms
-from mags_lib.tasks.rewards import chosen_op, engram_reward, format_reward
+from mags_lib.tasks.rewards import WRITE_OPS as OPS
+from mags_lib.tasks.rewards import engram_reward, format_reward, op_confusion
 from mags_lib.train.roles import ROLE_REWARDS, RoleTrainConfig
 from mags_lib.train.stages import load_role_data
 
@@ -45,7 +46,6 @@ WRITE_OBJECTIVES: dict[str, dict[str, float]] = {
 }
 """GRPO reward functions and weights of each write objective (format, budget and guardrail
 terms are the same in all three)."""
-OPS = ("add", "update", "none")
 OBJECTIVES_DIR = MODELS_DIR / "objectives"
 
 
@@ -105,9 +105,7 @@ def judge_writes(texts: list[str], rows: list[dict], embedder: str = "embedded"
     fmt = format_reward(texts, task=["write"] * len(texts))
     f1 = engram_reward(texts, gold=golds)
     terms = [outcome_terms(t, g, embedder=embedder) for t, g in zip(texts, golds, strict=True)]
-    confusion: dict[str, Counter] = {op: Counter() for op in OPS}
-    for t, g in zip(texts, golds, strict=True):
-        confusion[g["op"]][chosen_op(t)] += 1
+    ops = op_confusion(texts, golds)
     parsed = [x for x in terms if x is not None]
     outcome = [combine(x) for x in terms]
     return {"n": len(texts), "adherence": mean(f == 1.0 for f in fmt),
@@ -115,8 +113,7 @@ def judge_writes(texts: list[str], rows: list[dict], embedder: str = "embedded"
             "outcome": mean(outcome),
             **{k: mean(x[k] for x in parsed) if parsed else None
                for k in ("held", "stale", "extra")},
-            "op_accuracy": sum(confusion[op][op] for op in OPS) / len(texts),
-            "confusion": {g: dict(c) for g, c in confusion.items()}}
+            "op_accuracy": ops["accuracy"], "confusion": ops["confusion"]}
 
 
 def objective_stage(role: RoleTrainConfig, objective: str, seed: int):
