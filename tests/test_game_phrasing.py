@@ -120,3 +120,18 @@ def test_synthesis_uses_training_phrasings_only(tmp_path):
     assert not [t for t in texts if heldout_hits(t)]
     trained = [_regex(t) for t in ph.RULES["train"][1:]]  # not the fixed template itself
     assert any(p.search(t) for p in trained for t in texts)
+
+
+# The words the held-out rule sentences use for eating and for the rule's scope: training
+# sentences must not use them, so that a write model judged on held-out phrasings meets verbs
+# and frames it has never seen (generalising, not recognising).
+HELDOUT_RULE_WORDS = {"takes", "accepts", "feeds", "refuses", "meal", "food", "single",
+                      "holds", "whenever", "give", "note", "mean"}
+
+
+def test_training_rule_sentences_avoid_the_heldout_words():
+    words = {w.strip(".,:;?!").lower() for t in ph.RULES["train"] for w in t.split()}
+    held = {w.strip(".,:;?!").lower() for t in ph.RULES["heldout"] for w in t.split()}
+    assert held >= HELDOUT_RULE_WORDS  # the list names words the held-out bank does use
+    assert not words & HELDOUT_RULE_WORDS, words & HELDOUT_RULE_WORDS
+    assert len(ph.RULES["train"]) >= 3 * len(ph.RULES["heldout"])

@@ -33,10 +33,13 @@ class SynthConfig:
     n_rules: int = field(default=8, metadata={"help": "rules in force at the start of a game"})
     n_items: list[int] = field(default_factory=lambda: [2, 3], metadata={
         "help": "options per decision, cycled over games (evaluation plays 2)"})
-    surfaces: list[str] = field(default_factory=lambda: ["fixed", "varied"], metadata={
-        "help": "game surfaces, cycled over games; a varied game always draws from the "
-                "*training* phrasings (game/phrasing.py): held-out phrasings never enter a "
-                "dataset"})
+    surfaces: list[str] = field(default_factory=lambda: ["fixed", "varied", "varied"],
+                                metadata={
+        "help": "game surfaces, cycled over games (a name twice: twice as many of its games; "
+                "two varied to one fixed, since the fixed sentence is a copy to learn and the "
+                "varied ones are what a writer must read); a varied game always draws from "
+                "the *training* phrasings (game/phrasing.py): held-out phrasings never enter "
+                "a dataset"})
     drift_every: int = field(default=10, metadata={
         "help": "a rule changes or is added every this many turns (more updates to learn)"})
     silent_fraction: float = field(default=0.0, metadata={
