@@ -323,6 +323,30 @@ def op_confusion(completions: list, gold: list[dict]) -> dict[str, Any]:
     return {"n": n, "accuracy": right / n if n else None, "confusion": confusion}
 
 
+def fact_exact(completions: list, gold: list[dict]) -> dict[str, Any]:
+    """Whether a write output stores the gold fact's text exactly (after tokenising: case and
+    punctuation ignored), over the rows whose gold stores one (op add or update): the share of
+    those rows where the output's first add / update text equals the gold text. Token-overlap
+    F1 pays a sentence with the wrong name in a slot almost fully; this does not.
+
+    >>> g = {"op": "add", "ops": "<engram>\\nadd semantic 0.9: On rainy turns, the glarb eats only the stone.\\n</engram>"}
+    >>> fact_exact(["<engram>\\nadd semantic 0.5: on rainy turns the glarb eats only the stone\\n</engram>",
+    ...             "<engram>\\nadd semantic 0.9: On rainy turns, the stone eats only the stone.\\n</engram>"],
+    ...            [g, g])
+    {'n': 2, 'exact': 0.5}
+    """
+    n = right = 0
+    for text, g in zip(completions, gold, strict=True):
+        want = [t for op, t in gold_ops((g or {}).get("ops")) if op in ("add", "update")]
+        if not want:
+            continue
+        n += 1
+        got = [t for op, t in engram_ops(parse_actions(completion_text(text), kind="engram")
+                                         .actions) if op in ("add", "update")]
+        right += bool(got) and _norm(got[0]) == _norm(want[0])
+    return {"n": n, "exact": right / n if n else None}
+
+
 def gold_ops(ops: Any) -> list[tuple[str, str]]:
     """Gold ops as (op, text) pairs, from canonical engram text or a list of op dicts."""
     if isinstance(ops, str):

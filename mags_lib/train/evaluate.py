@@ -25,6 +25,7 @@ from mags_lib.tasks.rewards import (
     answer_reward,
     completion_text,
     engram_reward,
+    fact_exact,
     format_reward,
     op_confusion,
     query_hits,
@@ -120,7 +121,9 @@ def score(texts: list[str], rows: list[dict], task: str,
            "_format": fmt, "_task": task_scores}
     if task == "write":  # the discrete choice beside the soft F1 (which pays a wrong op 0.5)
         ops = op_confusion(texts, [r["gold"] for r in rows])
-        out.update(op_accuracy=ops["accuracy"], op_confusion=ops["confusion"])
+        exact = fact_exact(texts, [r["gold"] for r in rows])
+        out.update(op_accuracy=ops["accuracy"], op_confusion=ops["confusion"],
+                   fact_exact=exact["exact"], n_facts=exact["n"])
     if task == "ask":
         # per-row hits kept for a paired comparison of two stages on the same rows (`compare`)
         out.update(ask_hit_rates(texts, rows, params.get(reward.__name__, {}), keep_rows=True))

@@ -71,7 +71,9 @@ print(write.samples_text(3))
 # First on the val rows (training phrasings, held-out games), then on write rows built here from
 # the test split's games on the varied surface in the **held-out** phrasings, with the closed
 # loop's own write messages (never saved as a dataset). Targets (issue 20): op accuracy >= 0.90,
-# F1 >= 0.85, validity >= 95% unconstrained.
+# F1 >= 0.85, validity >= 95% unconstrained. "text_exact": of the rows whose gold stores a fact
+# (add / update), the share where the output stores exactly that sentence (case and punctuation
+# aside): F1 pays "On frosty turns, only the stone takes only the stone." most of its credit.
 
 # %%
 from mags_lib.synth import SynthConfig
@@ -85,8 +87,8 @@ heldout = {}
 for stage in ("sft", "grpo"):
     judged = generate_and_score(str(write_cfg.model_dir(stage)), heldout_rows, "write",
                                 max_tokens=write_cfg.eval_max_tokens, n_samples=12)
-    heldout[stage] = {k: judged[k] for k in ("n", "adherence", "accuracy", "op_accuracy",
-                                             "op_confusion", "samples")}
+    heldout[stage] = {k: judged.get(k) for k in ("n", "adherence", "accuracy", "op_accuracy",
+                                                 "op_confusion", "fact_exact", "samples")}
 ops_table = []
 for split, by_stage in (("val (training phrasings)",
                          {s: write.stages[s].generation["write"] for s in ("base", "sft", "grpo")}),
@@ -95,7 +97,7 @@ for split, by_stage in (("val (training phrasings)",
         c = g.get("op_confusion") or {}
         ops_table.append({"rows": split, "stage": stage, "n": g["n"],
                           "op_accuracy": g.get("op_accuracy"), "F1": g["accuracy"],
-                          "adherence": g["adherence"],
+                          "text_exact": g.get("fact_exact"), "adherence": g["adherence"],
                           **{f"{want} -> {got}": c.get(want, {}).get(got, 0)
                              for want in ("add", "update", "none")
                              for got in ("add", "update", "none", "bad")}})
