@@ -107,15 +107,16 @@ def training_section(root: Path) -> str:
 
 def write_ops_table(rows: list[dict]) -> str:
     """Notebook 03's op confusion per stage: the write model's discrete choice (gold op ->
-    chosen op), on val rows and on rows in held-out phrasings, beside op accuracy and F1."""
+    chosen op), on val rows and on rows in held-out phrasings, beside op accuracy, F1 and
+    text exact (the stored sentence is exactly the gold one; "-" in runs before it)."""
     ops = ("add", "update", "none")
     body = [[r["rows"], r["stage"], r["n"], _f(r.get("op_accuracy")), _f(r.get("F1")),
-             _f(r.get("adherence")),
+             _f(r.get("text_exact")), _f(r.get("adherence")),
              *[" / ".join(str(r.get(f"{want} -> {got}", 0)) for got in (*ops, "bad"))
                for want in ops]] for r in rows]
     return ("The write model's op (gold -> chosen add / update / none / unparsed):\n\n"
-            + _table(["rows", "stage", "n", "op accuracy", "F1", "adherence", "add ->",
-                      "update ->", "none ->"], body))
+            + _table(["rows", "stage", "n", "op accuracy", "F1", "text exact", "adherence",
+                      "add ->", "update ->", "none ->"], body))
 
 
 def _per_query(g: dict) -> str:

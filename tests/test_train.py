@@ -332,6 +332,11 @@ def test_generate_and_score_with_a_fake_chat_model():
     assert len(report["samples"]) == 2 and report["samples"][0]["task_score"] == 1.0
     write = evaluate.generate_and_score(Echo([ENGRAM]), [row("write")], kind="write")
     assert write["accuracy"] == 1.0 and write["accuracy_name"] == "engram_f1"
+    assert write["n_facts"] == 1 and write["fact_exact"] == 1.0  # the gold sentence itself
+    garbled = ENGRAM.replace("glarb", "stone", 1)
+    assert garbled != ENGRAM
+    write = evaluate.generate_and_score(Echo([garbled]), [row("write")], kind="write")
+    assert write["accuracy"] > 0.5 and write["fact_exact"] == 0.0  # F1 pays; exact does not
     with pytest.raises(ValueError):
         evaluate.generate_and_score(Echo([]), rows, kind="poetry")
 
