@@ -224,6 +224,33 @@ def test_the_closed_loop_with_perfect_role_models_writes_and_finds_the_rules():
     assert loop["routes"]["decide"] == {"ask+answer": len(game.decisions)}
     assert set(loop["routes"]["announce"]) == {"write"}
     assert game.update_fidelity >= 0.8
+    # every sentence it stored on a rule's turn names that rule (scored by the runner)
+    assert loop["rule_stores"] == loop["rule_stores_exact"] == loop["op_add"] + loop["op_update"]
+
+
+def test_a_writer_that_garbles_the_rule_is_scored_as_garbling():
+    """Valid blocks, but the creature's name replaced by the item: write validity stays 1.0,
+    the runner's score of the stored sentence (`rule_stores_exact`) drops to 0."""
+    from mags_lib.evaluation.metrics import loop_summary
+    from mags_lib.game.senseless import parse_rule
+
+    class Garbler(RuleReaderRoleLLM):
+        def chat(self, messages, **kw):
+            out = super().chat(messages, **kw)
+            rule = parse_rule(out.text)
+            if rule is None or "<engram>" not in out.text:
+                return out
+            return self._completion(messages[-1]["content"],
+                                    out.text.replace(rule.creature, rule.item))
+
+    roles = {"ask": RuleReaderRoleLLM(), "write": Garbler()}
+    _, game = play("mags", roles=roles)
+    assert game.loop["write_validity"] == 1.0 and game.loop["rule_stores"] > 0
+    assert game.loop["rule_stores_exact"] == 0
+    _, clean = play("mags")
+    summary = loop_summary([game, clean])
+    assert summary["write_fidelity"] == pytest.approx(
+        clean.loop["rule_stores"] / (game.loop["rule_stores"] + clean.loop["rule_stores"]))
 
 
 def test_the_consolidated_variant_answers_from_merged_contexts():
@@ -306,7 +333,7 @@ def test_the_text_only_router_learns_from_observations_and_refuses_misuse():
     from mags_lib.errors import MagsError
     from mags_lib.game.senseless import game_observations
 
-    train = game_observations([1, 2], 120, surface="varied", phrasings="train")
+    train = game_observations([1, 2, 4, 5], 120, surface="varied", phrasings="train")
     test = game_observations([3], 120, surface="varied", phrasings="train")
     out = text_only_routers(train, test, HashingEmbedder())
     assert out["text_router"]["accuracy"] >= 0.95 and out["question_rule"]["n"] == len(test)

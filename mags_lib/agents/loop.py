@@ -219,6 +219,9 @@ class MagsLoopAgent(MemoryAgent):
         self.last_write["applied"] = {"added": report.added, "merged": report.merged,
                                       "superseded": report.superseded,
                                       "skipped": report.skipped}
+        # the sentences stored (add / update), for scoring what the writer made of the text
+        self.last_write["stored"] = [a.text for a in parsed.actions
+                                     if type(a).__name__ in ("EngramAdd", "EngramUpdate")]
 
     # ----- decision turns ---------------------------------------------------------------
     def queries(self, obs: Observation) -> list[str]:

@@ -51,6 +51,7 @@ def headline_rows(summaries: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
                 "governing_held_valid": quality.get("governing_held_valid"),
                 "stale_held_valid": quality.get("stale_held_valid"),
                 "write_validity": loop.get("write_validity"),
+                "write_fidelity": loop.get("write_fidelity"),
                 "ask_validity": loop.get("ask_validity"),
                 "tokens_per_decision": (a.get("efficiency") or {}).get("tokens_per_decision"),
             })
@@ -97,13 +98,14 @@ def headline_markdown(rows: list[dict[str, Any]]) -> str:
         return "–" if x is None else f"{x:.{d}f}"
 
     out = ["| surface | agent | what it is | accuracy (95% CI) | per seed | after drift (95% CI) "
-           "| rule held valid | stale recalled | write valid |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| rule held valid | stale recalled | write valid | stored rule right |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         out.append(
             f"| {r['surface']} | {r['agent']} | {r['label']} | {f(r['accuracy'])} "
             f"({f(r['ci_low'])}–{f(r['ci_high'])}) | {f(r['seed_mean'])} ± {f(r['seed_std'])} "
             f"| {f(r['after_drift'])} ({f(r['after_drift_ci_low'])}–"
             f"{f(r['after_drift_ci_high'])}) | {f(r['governing_held_valid'])} "
-            f"| {f(r['stale_recalled'])} | {f(r['write_validity'])} |")
+            f"| {f(r['stale_recalled'])} | {f(r['write_validity'])} "
+            f"| {f(r.get('write_fidelity'))} |")
     return "\n".join(out)

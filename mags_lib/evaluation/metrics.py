@@ -245,7 +245,11 @@ def loop_summary(games: list[Any]) -> dict[str, Any] | None:
     calls, asks = totals.get("write_calls", 0), totals.get("ask_calls", 0)
     return {**totals, "routes": routes,
             "write_validity": totals.get("write_parsed", 0) / calls if calls else None,
-            "ask_validity": 1 - totals.get("ask_malformed", 0) / asks if asks else None}
+            "ask_validity": 1 - totals.get("ask_malformed", 0) / asks if asks else None,
+            # of the turns stating a rule where the writer stored a sentence, the share whose
+            # sentence names the rule's creature, condition and item (runner._score_write)
+            "write_fidelity": (totals["rule_stores_exact"] / totals["rule_stores"]
+                               if totals.get("rule_stores") else None)}
 
 
 def oracle_vs_bare(agents: dict[str, dict[str, Any]], threshold: float = 0.15) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from mags_lib.evaluation.records import (
     decision_record,
     finished_games,
     read_jsonl,
+    states_rule,
     write_jsonl,
 )
 
@@ -71,6 +72,7 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
     decisions: list[dict[str, Any]] = []
     explain: list[dict[str, Any]] = []
     versions: dict[str, list[str]] = {}
+    fidelity: dict[str, int] = {}
     turns, done = 0, False
     while not done and (max_turns is None or turns < max_turns):
         truth = env.ground_truth()
@@ -80,6 +82,7 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
             agent.observe(obs, reward=reward, info=info)
             if obs.legal_actions:
                 decision = agent.act(obs)
+        _score_write(fidelity, agent, truth, obs.turn)
         result = env.step(decision.action if decision else None)
         if decision is not None:
             if "chosen" in result.info:  # the senseless game: reward 1 for the rule's item
@@ -109,7 +112,28 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
                       n_turns=turns, seconds=round(time.perf_counter() - t0, 3),
                       changes=_changes(env), versions=versions,
                       update_fidelity=_fidelity(agent, versions), memory=_memory_stats(agent),
-                      loop=agent.loop_stats() if hasattr(agent, "loop_stats") else {})
+                      loop={**agent.loop_stats(), **fidelity}
+                      if hasattr(agent, "loop_stats") else {})
+
+
+def _score_write(counts: dict[str, int], agent: Any, truth: Any, turn: int) -> None:
+    """What a model writer stored on a turn that states a rule (announcement or feedback),
+    scored against the rule (ground truth scores, it never feeds the agent): `rule_stores`
+    counts such turns where it stored a sentence, `rule_stores_exact` those where a stored
+    sentence names the rule's creature, condition and item (`records.states_rule`)."""
+    from mags_lib.game.senseless import parse_rule
+
+    write = getattr(agent, "last_write", None)
+    if not write or write.get("turn") != turn or not write.get("stored") or truth is None \
+            or truth.kind not in ("announce", "feedback") or not truth.engram_ops:
+        return
+    _, text, key = truth.engram_ops[0]
+    rule = parse_rule(text or "")
+    if key is None or rule is None:
+        return
+    counts["rule_stores"] = counts.get("rule_stores", 0) + 1
+    exact = any(states_rule(t, key, rule.item) for t in write["stored"])
+    counts["rule_stores_exact"] = counts.get("rule_stores_exact", 0) + exact
 
 
 class _blame:

@@ -98,7 +98,10 @@ for surface, s in summaries.items():
 # %% [markdown]
 # ## Headline: accuracy, after drift, memory quality (95% Wilson intervals, seeds pooled)
 # "after drift": decisions about a rule that has changed at least once. "rule held valid": at
-# decision time a valid memory node states the governing rule's current version.
+# decision time a valid memory node states the governing rule's current version. "stored rule
+# right" (model writers): of the turns stating a rule where the writer stored a sentence, the
+# share whose sentence names that rule's creature, condition and item (write validity counts
+# blocks that parse, whatever they say).
 
 # %%
 rows = headline_rows(summaries)
@@ -125,7 +128,9 @@ for surface, s in summaries.items():
         if loop:
             print(f"{surface} / {name}: write validity {loop['write_validity']}, ask validity "
                   f"{loop['ask_validity']}, ops " + str({k: v for k, v in loop.items()
-                                                        if k.startswith("op_")}))
+                                                        if k.startswith("op_")})
+                  + f", stored rule right {loop.get('rule_stores_exact')} of "
+                    f"{loop.get('rule_stores')}")
             display(pd.DataFrame(loop["routes"]).T.fillna(0).astype(int))
 
 # %% [markdown]
