@@ -35,7 +35,10 @@ def stage_score(generation: dict[str, dict[str, Any]]) -> tuple[float, float]:
     """
     if not generation:
         return (0.0, 0.0)
-    acc = [g.get("accuracy") or 0.0 for g in generation.values()]
+    # a write report's accuracy is its op accuracy balanced over add / update / none when it
+    # has one: mean F1 on val rows that are mostly "none" picked a model that never stores
+    acc = [(g["op_balanced"] if g.get("op_balanced") is not None else g.get("accuracy")) or 0.0
+           for g in generation.values()]
     adh = [g.get("adherence") or 0.0 for g in generation.values()]
     return (sum(acc) / len(acc), sum(adh) / len(adh))
 
@@ -49,6 +52,9 @@ def select_stage(generations: dict[str, Any]) -> tuple[str, str]:
     >>> select_stage({"sft": {"write": {"accuracy": 0.46, "adherence": 1.0}},
     ...               "grpo": {"write": {"accuracy": 0.21, "adherence": 1.0}}})[0]
     'sft'
+    >>> select_stage({"sft": {"write": {"accuracy": 0.78, "op_balanced": 0.33, "adherence": 1.0}},
+    ...               "grpo": {"write": {"accuracy": 0.60, "op_balanced": 0.70, "adherence": 1.0}}})[0]
+    'grpo'
     >>> select_stage({"sft": {"ask": {"accuracy": 1.0, "adherence": 1.0}},
     ...               "grpo": {"ask": {"accuracy": 1.0, "adherence": 1.0}}})[0]
     'grpo'
@@ -59,7 +65,8 @@ def select_stage(generations: dict[str, Any]) -> tuple[str, str]:
         raise ValueError(f"no stage among {CANDIDATES} to select from: {sorted(generations)}")
     best = max(scores, key=lambda s: (scores[s], CANDIDATES.index(s)))
     detail = ", ".join(f"{s}: accuracy {a:.3f}, adherence {h:.3f}" for s, (a, h) in scores.items())
-    return best, f"best mean val accuracy, then adherence; a later stage wins a tie ({detail})"
+    return best, ("best mean val accuracy (a write model's: op accuracy balanced over add / "
+                  f"update / none), then adherence; a later stage wins a tie ({detail})")
 
 
 def selection_path(role: str, models_dir: str | Path | None = None) -> Path:

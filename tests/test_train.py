@@ -214,8 +214,12 @@ def test_engram_reward_credits_ops_and_supersede_choice():
     extra = both.replace("</engram>", "forget: the fox\n</engram>")
     got = engram_reward([both, as_add, extra, "<engram>\n</engram>", RECALL], gold=[gold] * 5)
     assert got[0] == 1.0 and got[3] == 0.0 and got[4] == 0.0
-    assert got[1] == pytest.approx(ops_f1([("add", "x")], [("update", "x"), ("link", "y")]))
-    assert 0 < got[1] < got[2] < got[0]
+    # an add where the gold updates earns nothing: the right text under the wrong op is wrong
+    assert got[1] == 0.0 == ops_f1([("add", "x")], [("update", "x"), ("link", "y")])
+    assert 0 < got[2] < got[0]
+    half = engram_reward([as_add], gold=[gold], swap_credit=0.5)[0]  # the old partial credit
+    assert half == pytest.approx(ops_f1([("add", "x")], [("update", "x"), ("link", "y")],
+                                        swap_credit=0.5)) and 0 < half < got[2]
     assert engram_reward(["<engram>\n</engram>"], gold=[{"ops": []}]) == [1.0]
     assert engram_reward([ENGRAM], gold=[{"answer": "B"}]) == [None]
 

@@ -309,6 +309,8 @@ def op_confusion(completions: list, gold: list[dict]) -> dict[str, Any]:
 
     >>> op_confusion(["<engram>\\n</engram>", "x"], [{"op": "none"}, {"op": "add"}])["accuracy"]
     0.5
+    >>> op_confusion(["<engram>\\n</engram>"] * 4, [{"op": "none"}] * 3 + [{"op": "add"}])["balanced"]
+    0.5
     """
     confusion: dict[str, dict[str, int]] = {op: {} for op in WRITE_OPS}
     n = right = 0
@@ -320,7 +322,12 @@ def op_confusion(completions: list, gold: list[dict]) -> dict[str, Any]:
         confusion[want][got] = confusion[want].get(got, 0) + 1
         n += 1
         right += got == want
-    return {"n": n, "accuracy": right / n if n else None, "confusion": confusion}
+    per_op = [confusion[op].get(op, 0) / sum(confusion[op].values())
+              for op in WRITE_OPS if confusion[op]]
+    # balanced: the mean per-op recall, so that writing nothing on rows that are mostly "none"
+    # cannot look good (a model that never stores scores 1/3, whatever the mix)
+    return {"n": n, "accuracy": right / n if n else None, "confusion": confusion,
+            "balanced": sum(per_op) / len(per_op) if per_op else None}
 
 
 def fact_exact(completions: list, gold: list[dict]) -> dict[str, Any]:
@@ -355,29 +362,37 @@ def gold_ops(ops: Any) -> list[tuple[str, str]]:
             if isinstance(o, dict)]
 
 
-def _pair_credit(pred: tuple[str, str], gold: tuple[str, str], min_overlap: float) -> float:
+SWAP_CREDIT = 0.0  # credit for add <-> update swapped: 0 (it was 0.5, and GRPO learned to add)
+
+
+def _pair_credit(pred: tuple[str, str], gold: tuple[str, str], min_overlap: float,
+                 swap_credit: float = SWAP_CREDIT) -> float:
     sim = _overlap(pred[1], gold[1])
     if sim < min_overlap:
         return 0.0
     if pred[0] == gold[0]:
         return sim
-    return 0.5 * sim if {pred[0], gold[0]} == {"add", "update"} else 0.0
+    return swap_credit * sim if {pred[0], gold[0]} == {"add", "update"} else 0.0
 
 
 def ops_f1(pred: list[tuple[str, str]], gold: list[tuple[str, str]],
-           min_overlap: float = 0.5) -> float:
+           min_overlap: float = 0.5, swap_credit: float = SWAP_CREDIT) -> float:
     """Soft F1 of predicted vs gold (op, text) pairs, greedily matched one to one.
 
-    A pair's credit is the token overlap of the texts (0 below `min_overlap`), halved when
-    add and update are swapped (right fact, wrong call on superseding), 0 for other op
-    mismatches. Both empty: 1.0 (correctly storing nothing).
+    A pair's credit is the token overlap of the texts (0 below `min_overlap`), times
+    `swap_credit` when add and update are swapped (right fact, wrong call on superseding; 0 by
+    default: a reward that pays for the wrong op taught GRPO to add everything), 0 for other
+    op mismatches. Both empty: 1.0 (correctly storing nothing).
 
     >>> ops_f1([("add", "Glarbs eat stones")], [("update", "glarbs eat stones.")])
+    0.0
+    >>> ops_f1([("add", "Glarbs eat stones")], [("update", "glarbs eat stones.")], swap_credit=0.5)
     0.5
     """
     if not pred and not gold:
         return 1.0
-    pairs = sorted(((_pair_credit(p, g, min_overlap), i, j) for i, p in enumerate(pred)
+    pairs = sorted(((_pair_credit(p, g, min_overlap, swap_credit), i, j)
+                    for i, p in enumerate(pred)
                     for j, g in enumerate(gold)), reverse=True)
     used_p, used_g, total = set(), set(), 0.0
     for credit, i, j in pairs:
@@ -392,15 +407,16 @@ def ops_f1(pred: list[tuple[str, str]], gold: list[tuple[str, str]],
 
 
 def engram_reward(completions: list, gold: list | None = None, min_overlap: float = 0.5,
-                  **kwargs) -> list[float | None]:
+                  swap_credit: float = SWAP_CREDIT, **kwargs) -> list[float | None]:
     """Soft F1 (see `ops_f1`) of the completion's engram ops against `gold["ops"]`; 0.0 when no
-    `<engram>` block is found, None for rows without gold ops.
+    `<engram>` block is found, None for rows without gold ops. An add where the gold updates
+    (or the reverse) earns `swap_credit` x overlap (0 by default).
 
     >>> g = {"ops": "<engram>\\nupdate semantic 0.90: On rainy turns the glarb eats stones.\\n</engram>"}
     >>> engram_reward(["<engram>\\nupdate semantic 0.8: on rainy turns, the glarb eats stones\\n</engram>",
     ...                "<engram>\\nadd semantic 0.8: On rainy turns the glarb eats stones.\\n</engram>",
     ...                "<engram>\\n</engram>", "nothing"], gold=[g] * 4)
-    [1.0, 0.5, 0.0, 0.0]
+    [1.0, 0.0, 0.0, 0.0]
     """
     golds = _column({"gold": gold}, "gold", len(completions))
     out: list[float | None] = []
@@ -410,8 +426,8 @@ def engram_reward(completions: list, gold: list | None = None, min_overlap: floa
             out.append(None)
             continue
         result = parse_actions(completion_text(c), kind="engram")
-        out.append(ops_f1(engram_ops(result.actions), gold_ops(g["ops"]), min_overlap)
-                   if result.blocks else 0.0)
+        out.append(ops_f1(engram_ops(result.actions), gold_ops(g["ops"]), min_overlap,
+                          swap_credit) if result.blocks else 0.0)
     return out
 
 

@@ -122,7 +122,8 @@ def score(texts: list[str], rows: list[dict], task: str,
     if task == "write":  # the discrete choice beside the soft F1 (which pays a wrong op 0.5)
         ops = op_confusion(texts, [r["gold"] for r in rows])
         exact = fact_exact(texts, [r["gold"] for r in rows])
-        out.update(op_accuracy=ops["accuracy"], op_confusion=ops["confusion"],
+        out.update(op_accuracy=ops["accuracy"], op_balanced=ops["balanced"],
+                   op_confusion=ops["confusion"],
                    fact_exact=exact["exact"], n_facts=exact["n"])
     if task == "ask":
         # per-row hits kept for a paired comparison of two stages on the same rows (`compare`)
