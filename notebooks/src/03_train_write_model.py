@@ -66,8 +66,10 @@ print(write.samples_text(3))
 # %% [markdown]
 # ## The op it chooses, on text it was not trained on
 #
-# The soft F1 pays 0.5 for the right text under the wrong op, so each stage is also judged by
-# the discrete choice: the op x op confusion (gold op -> chosen op; "bad" = no complete block).
+# The soft F1 pays 1.0 for two empty blocks, so on val rows that are mostly "none" a model that
+# never stores scores well: each stage is also judged by the discrete choice, the op x op
+# confusion (gold op -> chosen op; "bad" = no complete block), and the final stage is chosen by
+# its op accuracy balanced over add / update / none (`checkpoints.stage_score`).
 # First on the val rows (training phrasings, held-out games), then on write rows built here from
 # the test split's games on the varied surface in the **held-out** phrasings, with the closed
 # loop's own write messages (never saved as a dataset). Targets (issue 20): op accuracy >= 0.90,
