@@ -68,9 +68,11 @@ def test_ctrl_c_mid_answer_keeps_the_memory_as_it_was(tmp_path):
     chat.expect_exact(PROMPT)
     _send(chat, "My sister Ana lives in Porto.")
     # Ctrl-C while the turn runs. The base model may answer so fast (a short echo) that the turn
-    # ends before the signal lands; then that turn was applied whole and another is tried.
+    # ends before the signal lands (seen once on a loaded machine, three tries in a row); then
+    # that turn was applied whole and another is tried.
+    names = ("Bo", "Cy", "Di", "Ed", "Flo", "Gus")
     interrupted = []
-    for name in ("Bo", "Cy", "Di"):
+    for name in names:
         chat.sendline(f"{name} keeps bees. Write a very long story about {name} and his bees.")
         chat.expect_exact("mags> ")
         chat.sendintr()
@@ -86,7 +88,7 @@ def test_ctrl_c_mid_answer_keeps_the_memory_as_it_was(tmp_path):
     chat.sendintr()  # at the prompt: the line is dropped, the chat stays
     chat.expect_exact("(Ctrl-D or /quit to leave)")
     chat.expect_exact(PROMPT)
-    assert f"episodic {1 + ['Bo', 'Cy', 'Di'].index(interrupted[0])}" in _send(chat, "/memory")
+    assert f"episodic {1 + names.index(interrupted[0])}" in _send(chat, "/memory")
     chat.sendline("/quit")
     chat.expect(pexpect.EOF)
 
