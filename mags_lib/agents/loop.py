@@ -185,7 +185,7 @@ class MagsLoopAgent(MemoryAgent):
         self.last_timing = timing
 
     def write(self, obs: Observation, timing: dict[str, float]) -> None:
-        from mags_lib.actions import engram_grammar, parse_actions
+        from mags_lib.actions import EngramAdd, EngramUpdate, engram_grammar, parse_actions
 
         t0 = time.perf_counter()
         held = [h.text for h in self.memory.recall(obs.text, self.loop.write_context,
@@ -221,7 +221,7 @@ class MagsLoopAgent(MemoryAgent):
                                       "skipped": report.skipped}
         # the sentences stored (add / update), for scoring what the writer made of the text
         self.last_write["stored"] = [a.text for a in parsed.actions
-                                     if type(a).__name__ in ("EngramAdd", "EngramUpdate")]
+                                     if isinstance(a, EngramAdd | EngramUpdate)]
 
     # ----- decision turns ---------------------------------------------------------------
     def queries(self, obs: Observation) -> list[str]:

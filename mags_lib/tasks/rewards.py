@@ -362,7 +362,7 @@ def gold_ops(ops: Any) -> list[tuple[str, str]]:
             if isinstance(o, dict)]
 
 
-SWAP_CREDIT = 0.0  # credit for add <-> update swapped: 0 (it was 0.5, and GRPO learned to add)
+SWAP_CREDIT = 0.0  # credit for add <-> update swapped (was 0.5): the wrong op earns nothing
 
 
 def _pair_credit(pred: tuple[str, str], gold: tuple[str, str], min_overlap: float,
@@ -381,8 +381,8 @@ def ops_f1(pred: list[tuple[str, str]], gold: list[tuple[str, str]],
 
     A pair's credit is the token overlap of the texts (0 below `min_overlap`), times
     `swap_credit` when add and update are swapped (right fact, wrong call on superseding; 0 by
-    default: a reward that pays for the wrong op taught GRPO to add everything), 0 for other
-    op mismatches. Both empty: 1.0 (correctly storing nothing).
+    default: a reward must not pay for the wrong op), 0 for other op mismatches. Both empty:
+    1.0 (correctly storing nothing).
 
     >>> ops_f1([("add", "Glarbs eat stones")], [("update", "glarbs eat stones.")])
     0.0
