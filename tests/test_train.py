@@ -31,6 +31,7 @@ from mags_lib.tasks.rewards import (
 from mags_lib.train import (
     backend,
     compare,
+    decision_loss,
     evaluate,
     mining,
     roles,
@@ -120,7 +121,8 @@ def test_to_dataset_has_one_schema_for_mixed_tasks():
 # ----- rewards -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("module", [rewards, router, backend, selection, roles, mining, compare])
+@pytest.mark.parametrize("module", [rewards, router, backend, selection, roles, mining, compare,
+                                    decision_loss])
 def test_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -477,3 +479,46 @@ def test_role_recipes_are_typed_and_defaults_live_in_the_stage_configs():
         assert sft.learning_rate == plain_sft.learning_rate
     assert default_stages("ask")[1].learning_rate == 1e-4
     assert default_stages("write")[1].learning_rate == plain_grpo.learning_rate == 5e-5
+
+
+# ----- the decision-weighted SFT loss ----------------------------------------------------------
+
+
+def test_decision_weighted_loss_is_the_plain_mean_at_weight_one_and_scales_one_token():
+    """At weight 1 the loss is torch's mean cross-entropy over supervised tokens; at weight w
+    only the decision token's gradient is w times larger (the copied tokens' are unchanged)."""
+    import torch
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    newline = 7
+    labels = torch.tensor([[-100, -100, 3, 4, newline, 5, 6, 2],      # op token at index 5
+                           [-100, 3, newline, 9, 9, 9, -100, -100],    # at index 3 (padded)
+                           [-100, -100, -100, 3, 4, 5, 6, 2]])         # no newline: plain
+    logits = torch.randn(3, 8, 12)
+    plain = F.cross_entropy(logits[:, :-1].reshape(-1, 12), labels[:, 1:].reshape(-1),
+                            ignore_index=-100)
+    loss, stats = decision_loss.weighted_causal_loss(logits, labels, [newline], 1.0)
+    assert torch.allclose(loss, plain)
+    assert decision_loss.decision_positions(labels, [newline]).tolist() == [5, 3, -1]
+    assert 0.0 <= stats["decision_accuracy"] <= 1.0 and stats["decision_loss"] > 0
+
+    grads = {}
+    for w in (1.0, 10.0):
+        x = logits.clone().requires_grad_(True)
+        decision_loss.weighted_causal_loss(x, labels, [newline], w)[0].backward()
+        grads[w] = x.grad
+    ratio = grads[10.0].abs().sum(-1) / grads[1.0].abs().sum(-1).clamp(min=1e-12)
+    assert torch.allclose(ratio[0, 4], torch.tensor(10.0)) and torch.allclose(
+        ratio[1, 2], torch.tensor(10.0))
+    others = torch.ones_like(ratio, dtype=torch.bool)
+    others[0, 4] = others[1, 2] = False
+    assert torch.allclose(grads[10.0][others], grads[1.0][others])
+
+
+def test_write_recipe_weighs_the_op_token_and_other_roles_keep_the_plain_loss():
+    from mags_lib.train.roles import default_stages
+
+    assert default_stages("write")[0].decision_token_weight > 1.0
+    for role in ("ask", "answer", "mixed"):
+        assert default_stages(role)[0].decision_token_weight == 1.0

@@ -107,3 +107,49 @@ def test_grpo_runs_and_logs_rewards(sft_result, tmp_path):
     assert list((r.model_dir / "tensorboard").glob("events.out.tfevents*"))
     assert (r.model_dir / "config.json").is_file() and not r.model.training
     assert torch.get_num_threads() == threads_before
+
+
+def write_rows(n: int) -> list[dict]:
+    """Write rows in the dataset's shape: an empty block, an add and an update in turn."""
+    rows = []
+    for i in range(n):
+        fact = f"On {WEATHER[i % 3]} turns, the {COLORS[i % 4]} {CREATURES[i % 4]} eats only the {FOODS[i % 4]}."
+        op = ("none", "add", "update")[i % 3]
+        body = "" if op == "none" else f"{op} semantic 0.95: {fact}\n"
+        rows.append({"prompt": [{"role": "system", "content": "Store only what is new."},
+                                {"role": "user", "content": f"Memory:\n(empty)\n\nNew turn: {fact}"}],
+                     "completion": [{"role": "assistant", "content": f"<engram>\n{body}</engram>"}],
+                     "task": "write", "game_seed": i,
+                     "gold": {"ops": [] if op == "none" else [{"op": op, "text": fact,
+                                                               "block": "semantic"}],
+                              "op": op}})
+    return rows
+
+
+@pytest.mark.slow
+def test_the_decision_token_is_the_write_op_in_real_tokens_and_its_loss_is_logged(tmp_path):
+    """On the embedded tokenizer's chat template the weighted token is the op (`add`,
+    `update`, or the `</` that closes an empty block), and a weighted SFT run logs its loss."""
+    from transformers import AutoTokenizer
+
+    from mags_lib.models import torch_checkpoint
+    from mags_lib.train.decision_loss import decision_positions, newline_token_ids
+
+    tok = AutoTokenizer.from_pretrained(str(torch_checkpoint("embedded")))
+    newlines = newline_token_ids(tok)
+    for row, want in zip(write_rows(3), ("</", "add", "update"), strict=True):
+        prompt = tok.apply_chat_template(row["prompt"], tokenize=False, add_generation_prompt=True)
+        full = tok.apply_chat_template(row["prompt"] + row["completion"], tokenize=False)
+        ids = tok(full, add_special_tokens=False)["input_ids"]
+        n_prompt = len(tok(prompt, add_special_tokens=False)["input_ids"])
+        labels = torch.tensor([[-100] * n_prompt + ids[n_prompt:]])
+        pos = decision_positions(labels, newlines).item()
+        assert tok.decode([ids[pos]]) == want
+
+    rows = write_rows(6)
+    cfg = SFTStageConfig(name="test-dw", output_dir=str(tmp_path / "dw"), max_length=96,
+                         decision_token_weight=10.0, eval_generate=False,
+                         **{**TINY, "max_steps": 2})
+    result = run_sft(cfg, rows[:4], rows[4:])
+    assert all("decision_loss" in e and "decision_accuracy" in e for e in result.loss_curve)
+    assert "eval_loss" in result.metrics  # evaluation keeps TRL's own, unweighted loss

@@ -91,6 +91,10 @@ class SFTStageConfig(StageConfig):
         "help": "loss on completion tokens only (whole-chat loss gave degenerate text here)"})
     eval_generate: bool = field(default=True, metadata={
         "help": "after training, generate on the held-out prompts and score adherence/accuracy"})
+    decision_token_weight: float = field(default=1.0, metadata={
+        "help": "training-loss weight of the completion's decision token, the first after its "
+                "opening tag line (the write model's op: add / update / an empty block); 1 = "
+                "TRL's plain token mean (decision_loss.py says why the write role raises it)"})
 
     def _smoke_sizes(self) -> dict:
         return {**super()._smoke_sizes(), "max_length": min(self.max_length, 256)}

@@ -59,6 +59,8 @@ class RoleRecipe:
         "help": "GRPO completion budget (the role's outputs in SmolLM2 tokens: a recall block "
                 "of one or two queries 20-57, an engram block 10-37, an answer tag ~8)"})
     eval_tokens: int = field(metadata={"help": "tokens generated per judged prompt"})
+    sft_decision_weight: float = field(default=1.0, metadata={
+        "help": "SFT loss weight of the decision token (SFTStageConfig.decision_token_weight)"})
     grpo_prompts: int = field(default=1, metadata={
         "help": "prompts per GRPO step, each with num_generations completions"})
     grpo_lr: float | None = field(default=None, metadata={"help": "GRPO peak learning rate"})
@@ -82,13 +84,15 @@ class RoleRecipe:
 # GRPO steps are few (after SFT most answer groups have no reward spread; more steps lowered the
 # write model's F1); the ask model's GRPO runs on mined prompts, lowest SFT score first, 4 a step
 # at lr 1e-4 and temperature 0.7, advantages scaled by the batch. The write model's SFT needs
-# 120 steps: at 40 its op followed the system prompt, not the text. The runs behind each choice
-# are in docs/journal.md ("Choosing the role recipes").
+# 120 steps (at 40 its op followed the system prompt, not the text) and weighs its op token 10x
+# (with the plain token mean that token stayed at the data's prior: decision_loss.py). The runs
+# behind each choice are in docs/journal.md ("Choosing the role recipes", 2026-11-26).
 ROLE_RECIPES: dict[str, RoleRecipe] = {
     "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
                       grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
                       grpo_scale_rewards="batch", grpo_mine=400, grpo_mine_lowest_first=True),
-    "write": RoleRecipe(sft_steps=120, grpo_steps=10, completion_tokens=48, eval_tokens=48),
+    "write": RoleRecipe(sft_steps=120, grpo_steps=10, completion_tokens=48, eval_tokens=48,
+                        sft_decision_weight=10.0),
     "answer": RoleRecipe(sft_steps=30, grpo_steps=10, completion_tokens=12, eval_tokens=16),
     "mixed": RoleRecipe(sft_steps=60, grpo_steps=30, completion_tokens=64, eval_tokens=64),
 }
@@ -104,7 +108,7 @@ def default_stages(role: str, recipe: RoleRecipe | None = None
     rewards = ROLE_REWARDS[role]
     sft = SFTStageConfig(name=f"{role}-sft", max_steps=r.sft_steps,
                          per_device_train_batch_size=SFT_BATCH, warmup_steps=0.05,
-                         max_length=384)
+                         max_length=384, decision_token_weight=r.sft_decision_weight)
     grpo = GRPOStageConfig(name=f"{role}-grpo", max_steps=r.grpo_steps,
                            per_device_train_batch_size=GRPO_GENERATIONS * r.grpo_prompts,
                            num_generations=GRPO_GENERATIONS,

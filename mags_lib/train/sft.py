@@ -32,6 +32,7 @@ from mags_lib.train.common import (
     write_manifest,
 )
 from mags_lib.train.config import SFTStageConfig
+from mags_lib.train.decision_loss import decision_weighted_trainer
 from mags_lib.train.evaluate import eval_by_task
 
 log = logging.getLogger(__name__)
@@ -75,9 +76,12 @@ def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
     model, tokenizer, info = load_trainable(cfg.base_model, cfg)
     args = SFTConfig(**trainer_kwargs(cfg, out, info["device"] == "cuda"),
                      max_length=cfg.max_length, completion_only_loss=cfg.completion_only_loss)
-    trainer = SFTTrainer(model=model, args=args, train_dataset=to_dataset(train_rows, "sft"),
-                         eval_dataset=to_dataset(eval_rows, "sft") if eval_rows else None,
-                         processing_class=tokenizer)
+    data = dict(model=model, args=args, train_dataset=to_dataset(train_rows, "sft"),
+                eval_dataset=to_dataset(eval_rows, "sft") if eval_rows else None)
+    if cfg.decision_token_weight != 1.0:
+        trainer = decision_weighted_trainer(cfg.decision_token_weight, tokenizer, **data)
+    else:
+        trainer = SFTTrainer(processing_class=tokenizer, **data)
     point_tensorboard(trainer, out / "tensorboard")
     before = lora_state(trainer.model)
     with timed() as t:
@@ -89,7 +93,8 @@ def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
                                "lora_max_change": lora_change(before, trainer.model)}
     if eval_rows:
         metrics["eval_loss"] = trainer.evaluate()["eval_loss"]
-    loss_curve = curve(trainer.state.log_history, "loss", ("loss", "learning_rate", "grad_norm"))
+    loss_curve = curve(trainer.state.log_history, "loss",
+                       ("loss", "learning_rate", "grad_norm", "decision_"))
     merged = save_merged(trainer.model, tokenizer, out)
     remove_if_empty(out / "trainer")
     if eval_rows and cfg.eval_generate and is_main_process():
