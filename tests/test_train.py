@@ -516,9 +516,14 @@ def test_decision_weighted_loss_is_the_plain_mean_at_weight_one_and_scales_one_t
     assert torch.allclose(grads[10.0][others], grads[1.0][others])
 
 
-def test_write_recipe_weighs_the_op_token_and_other_roles_keep_the_plain_loss():
-    from mags_lib.train.roles import default_stages
+def test_a_recipe_passes_its_decision_weight_to_sft_and_the_defaults_keep_the_plain_loss():
+    """Every role trains with TRL's plain token mean unless its recipe sets a weight (the
+    write role's 10x run chose its op but played worse in the loop: journal, 2026-11-26)."""
+    from dataclasses import replace as dc_replace
 
-    assert default_stages("write")[0].decision_token_weight > 1.0
-    for role in ("ask", "answer", "mixed"):
+    from mags_lib.train.roles import ROLE_RECIPES, ROLES, default_stages
+
+    for role in ROLES:
         assert default_stages(role)[0].decision_token_weight == 1.0
+    weighted = dc_replace(ROLE_RECIPES["write"], sft_decision_weight=10.0)
+    assert default_stages("write", weighted)[0].decision_token_weight == 10.0

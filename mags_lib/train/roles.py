@@ -84,15 +84,15 @@ class RoleRecipe:
 # GRPO steps are few (after SFT most answer groups have no reward spread; more steps lowered the
 # write model's F1); the ask model's GRPO runs on mined prompts, lowest SFT score first, 4 a step
 # at lr 1e-4 and temperature 0.7, advantages scaled by the batch. The write model's SFT needs
-# 120 steps (at 40 its op followed the system prompt, not the text) and weighs its op token 10x
-# (with the plain token mean that token stayed at the data's prior: decision_loss.py). The runs
-# behind each choice are in docs/journal.md ("Choosing the role recipes", 2026-11-26).
+# 120 steps (at 40 its op followed the system prompt, not the text). Its op token keeps the plain
+# token-mean loss: weighted 10x (`sft_decision_weight`, decision_loss.py) the model chooses its
+# op (held-out op accuracy 0.87 against 0.33) but plays worse in the closed loop (journal,
+# 2026-11-26). The runs behind each choice are in docs/journal.md.
 ROLE_RECIPES: dict[str, RoleRecipe] = {
     "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
                       grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
                       grpo_scale_rewards="batch", grpo_mine=400, grpo_mine_lowest_first=True),
-    "write": RoleRecipe(sft_steps=120, grpo_steps=10, completion_tokens=48, eval_tokens=48,
-                        sft_decision_weight=10.0),
+    "write": RoleRecipe(sft_steps=120, grpo_steps=10, completion_tokens=48, eval_tokens=48),
     "answer": RoleRecipe(sft_steps=30, grpo_steps=10, completion_tokens=12, eval_tokens=16),
     "mixed": RoleRecipe(sft_steps=60, grpo_steps=30, completion_tokens=64, eval_tokens=64),
 }

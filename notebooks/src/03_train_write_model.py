@@ -20,6 +20,7 @@ SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 WRITE_SFT_STEPS = 120  # ~18 s a step at batch 8 on an idle 2-core CPU; 40 (320 rows) left the op unread
 WRITE_GRPO_STEPS = 10  # ~15 s a step (4 completions of up to 48 tokens)
+WRITE_DECISION_WEIGHT = 1.0  # SFT loss weight of the op token; 10 chose the op, played worse
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for SFT and SFT+GRPO)
 BASE_EVAL_ROWS = 20  # the base model: the first 20 of them (it writes 48 tokens on each)
 TORCH_THREADS = None  # None: both cores (13-18 min measured for the full run); 1 on a shared machine
@@ -31,6 +32,7 @@ HELDOUT_PER_OP = 20  # write rows per gold op in the held-out phrasings (judged,
 
 # %%
 import json
+from dataclasses import replace
 
 import pandas as pd
 from IPython.display import display
@@ -51,6 +53,7 @@ OUT = results_dir(NAME)
 run = dict(smoke=SMOKE, seed=SEED, eval_rows=EVAL_ROWS, torch_threads=TORCH_THREADS)
 write_cfg = RoleTrainConfig(role="write", base_eval_rows=BASE_EVAL_ROWS, **run).with_steps(
     WRITE_SFT_STEPS, WRITE_GRPO_STEPS)
+write_cfg.sft = replace(write_cfg.sft, decision_token_weight=WRITE_DECISION_WEIGHT)
 mixed_cfg = RoleTrainConfig(role="mixed", **run).with_steps(MIXED_SFT_STEPS, MIXED_GRPO_STEPS)
 
 # %% [markdown]
