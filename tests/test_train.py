@@ -527,3 +527,6 @@ def test_a_recipe_passes_its_decision_weight_to_sft_and_the_defaults_keep_the_pl
         assert default_stages(role)[0].decision_token_weight == 1.0
     weighted = dc_replace(ROLE_RECIPES["write"], sft_decision_weight=10.0)
     assert default_stages("write", weighted)[0].decision_token_weight == 10.0
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(MagsError, match="decision_token_weight must be > 0"):
+            decision_loss.decision_weighted_trainer(bad, tokenizer=None)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from mags_lib.errors import MagsError
+
 IGNORE = -100  # the label of a position the loss skips (prompt, padding)
 
 
@@ -85,6 +87,11 @@ def decision_weighted_trainer(weight: float, tokenizer: Any, **trainer_args: Any
     """A TRL `SFTTrainer` whose training loss is `weighted_causal_loss` (evaluation keeps
     TRL's own loss, so eval_loss stays comparable across runs); the decision token's loss and
     accuracy are logged beside TRL's metrics (TensorBoard: train/decision_loss)."""
+    if not weight > 0:
+        raise MagsError(f"decision_token_weight must be > 0, got {weight!r}",
+                        "set SFTStageConfig.decision_token_weight (notebook 03: "
+                        "WRITE_DECISION_WEIGHT) to 1 for TRL's plain loss, or above 1 to "
+                        "weigh the decision token more")
     from trl import SFTTrainer
 
     newline_ids = newline_token_ids(tokenizer)
