@@ -6,7 +6,7 @@ The write model's completion is `<engram>\\n` then either `</engram>` (nothing n
 or `update ...`: the op is decided at one token, the first after the completion's first
 newline, and the ~30 tokens after it copy a sentence. With the mean token loss, that one token
 carries ~1/30 of the gradient; measured (notebook 03, 120 steps): the loss fell to 0.04 while
-the op token's probabilities stayed at the data's prior on every row (P(empty) 0.55-0.66
+the op token's probabilities stayed at the data's prior on every row (P(empty) 0.52-0.66
 whatever the gold op, so greedy decoding never stored). This loss multiplies the cross-entropy
 of that token by `weight` and logs it on its own (`decision_loss`, `decision_accuracy`).
 

@@ -1,0 +1,51 @@
+"""Compare write models in the closed loop on notebook 01's val games (training phrasings).
+
+    python tools/writer_in_loop.py models/gguf/write-grpo-q8_0.gguf other/write-grpo-q8_0.gguf
+
+Each write model plays `mags` (the trained ask model, notebook 04's answer model) on the first
+`--games` val seeds of notebook 01's split, varied surface, *training* phrasings: games no model
+was trained on and that notebook 06 does not evaluate on, so a recipe can be chosen here without
+the evaluation games. Prints accuracy and the rule sentences stored per game; games go to
+results/scratch_writer_in_loop/<n>/. The journal's 2026-11-26 comparison (0.841 against 0.873)
+was this run with the op-weighted and the plain writer.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from mags_lib.evaluation import EvalConfig, run_eval
+from mags_lib.evaluation.answer_model import decision_llm_settings
+from mags_lib.game import GameConfig
+from mags_lib.llm import LLMConfig
+from mags_lib.synth import SynthConfig
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("write_models", nargs="+", help="write model .gguf files")
+    ap.add_argument("--games", type=int, default=3, help="val seeds played per model")
+    ap.add_argument("--turns", type=int, default=200, help="turns per game")
+    args = ap.parse_args()
+    seeds = SynthConfig().resolved().split_seeds()["val"][: args.games]
+    decision = decision_llm_settings("auto", "completion")
+    for n, write in enumerate(args.write_models):
+        cfg = EvalConfig(agents=["mags"], seeds=seeds,
+                         game=GameConfig(episode_length=args.turns, surface="varied",
+                                         phrasings="train"),
+                         llm=LLMConfig(model=decision["model"], n_ctx=1024),
+                         answer_tags=decision["answer_tags"], prompt_format="completion",
+                         models={"ask": "auto", "write": write}, embedder="embedded", k=3,
+                         output=f"scratch_writer_in_loop/{n}")
+        result = run_eval(cfg)
+        accs = []
+        for g in result.games:
+            d = g.decisions
+            accs.append(sum(x["correct"] for x in d) / len(d))
+            print(f"{write} seed {g.seed}: accuracy {accs[-1]:.3f}, rule sentences stored "
+                  f"{g.loop.get('rule_stores')} ({g.loop.get('rule_stores_exact')} exact)")
+        print(f"{write}: mean accuracy {sum(accs) / len(accs):.3f} over {len(accs)} games")
+
+
+if __name__ == "__main__":
+    main()
