@@ -345,7 +345,7 @@ def test_write_rows_carry_the_outcome_rewards_memory_and_probes(episode_rows_sma
             if rule is not None:
                 assert (g["probes"][0]["creature"], g["probes"][0]["item"]) == (rule.creature,
                                                                                 rule.item)
-        if g["op"] == "update" and g["key"]:
+        if g["op"] == "update" and g["key"] and g["imperfect"] != "garbled":
             creature, condition = g["key"].split("|")
             own = [p for p in g["probes"] if (p["creature"], p["condition"]) == (creature,
                                                                                  condition)]
@@ -403,3 +403,34 @@ def test_heldout_write_rows_are_in_heldout_phrasings_with_the_loops_own_prompt()
     held = [r for r in ruled if any(p.search(r["gold"]["observation"]) for p in pattern)]
     assert len(held) >= 0.8 * len(ruled), [r["gold"]["observation"] for r in ruled][:5]
     assert rows == heldout_write_rows([20_001, 20_002], cfg, n_per_op=6)  # deterministic
+
+
+def test_imperfect_memory_rows_ask_the_writer_to_repair_what_memory_holds(episode_rows_small):
+    """A share of write rows about a known rule show it missing (gold add, the rule absent from
+    the prompt), stale or garbled (gold update, the wrong version shown in place of the right
+    one); the outcome reward's memory holds the same imperfection; share 0 gives none."""
+    from mags_lib.synth.chains import garble
+
+    rows, cfg = episode_rows_small
+    seen = {}
+    for r in rows["write"]:
+        g = r["gold"]
+        if not g["imperfect"]:
+            continue
+        seen[g["imperfect"]] = seen.get(g["imperfect"], 0) + 1
+        right = g["ops"][0]["text"]
+        texts = [f["text"] for f in g["memory_before"]]
+        assert right not in g["memory_shown"] and right not in texts, g
+        if g["imperfect"] == "missing":
+            assert g["op"] == "add" and g["memory_edit"]["add"] == []
+        else:
+            assert g["op"] == "update"
+            wrong = g["memory_edit"]["add"]
+            assert len(wrong) == 1 and wrong[0] in g["memory_shown"] and wrong[0] in texts
+    assert set(seen) == {"missing", "stale", "garbled"}, seen
+    assert garble("no rule here", random.Random(0)) is None
+    plain = SynthConfig(surfaces=["fixed"], imperfect_memory_share=0.0)
+    rows0 = episode_rows(generate_episode(game_config(plain, 12_345, 1)), plain)[0]
+    assert not any(r["gold"]["imperfect"] for r in rows0["write"])
+    with pytest.raises(Exception, match="imperfect_memory_share"):
+        SynthConfig(imperfect_memory_share=-0.1)

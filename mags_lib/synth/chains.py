@@ -52,7 +52,7 @@ from mags_lib.game import (
     generate_episode,
     phrasing,
 )
-from mags_lib.game.senseless import parse_rule
+from mags_lib.game.senseless import ALIAS_KEY, parse_rule
 from mags_lib.game.vocab import ITEMS
 from mags_lib.synth import surface
 from mags_lib.synth.config import SynthConfig
@@ -179,11 +179,60 @@ def nearest_facts(text: str, pool: list[str], n: int, rng: random.Random) -> lis
     return scored[:n]
 
 
+IMPERFECTIONS: tuple[str, ...] = ("missing", "stale", "garbled")
+
+
+def garble(rule_text: str, rng: random.Random) -> str | None:
+    """A wrong copy of `rule_text`, as a write model's mistakes leave one in memory: the item
+    replaced by the creature's own name, or dropped (None if the text is not a rule sentence).
+
+    >>> garble("On rainy turns, the purple glarb eats only the stone.", random.Random(1))
+    'On rainy turns, the purple glarb eats only the glarb.'
+    """
+    rule = parse_rule(rule_text)
+    if rule is None or rule.item not in rule_text:
+        return None
+    head = rule_text[: rule_text.rindex(rule.item)].rstrip()
+    if rng.random() < 0.5:
+        return f"{head} {rule.creature.split()[-1]}."
+    return re.sub(r"\s+only( the)?$", ".", head) if re.search(r"\sonly( the)?$", head) else None
+
+
+def imperfect_memory(truth: StepTruth, op: str, own: list[str], known: Known,
+                     rng: random.Random, cfg: SynthConfig) -> tuple[str, list[str], str | None]:
+    """What a real memory may hold about the turn's rule instead of a perfect memory's version:
+    with probability `cfg.imperfect_memory_share` (on announce and feedback turns about a rule
+    memory already holds), the stored version is *missing* (recall did not show it, or it was
+    never written: gold becomes add), *stale* (an older item: update) or *garbled* (a wrong
+    copy, `garble`: update). Returns (op, the memory lines about the rule, the imperfection)."""
+    key = truth.rule_key
+    if (not key or key.startswith(ALIAS_KEY) or truth.kind not in ("announce", "feedback")
+            or op not in ("none", "update") or not own
+            or rng.random() >= cfg.imperfect_memory_share):
+        return op, own, None
+    rule = parse_rule(truth.rule_text)
+    modes = ["missing", "garbled"] + (["stale"] if op == "none" and rule else [])
+    mode = rng.choice(modes)
+    if mode == "missing":
+        return "add", [], mode
+    if mode == "stale":
+        older = [v for v in known.versions.get(key, [])[:-1] if v != truth.rule_text]
+        other = rng.choice([i for i in ITEMS if i != rule.item])
+        shown = older[-1] if older else replace(rule, item=other).text
+        return "update", [shown], mode
+    shown = garble(own[0], rng)
+    return ("update", [shown], mode) if shown else (op, own, None)
+
+
 def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random,
-              cfg: SynthConfig, seed: int, wrong_feedback: str | None = None
-              ) -> tuple[dict | None, str | None]:
+              cfg: SynthConfig, seed: int, wrong_feedback: str | None = None,
+              imperfect_rng: random.Random | None = None) -> tuple[dict | None, str | None]:
     """The write row of an information turn, or (None, reason) when it cannot be one.
-    `wrong_feedback` is the turn's "wrong answer" text (the game shows either verdict)."""
+    `wrong_feedback` is the turn's "wrong answer" text (the game shows either verdict).
+    A share of the rows about a rule memory already holds show an imperfect memory
+    (`imperfect_memory`, drawn from `imperfect_rng`, its own stream, so that every other row
+    stays as it was; None: a perfect memory); `gold["imperfect"]` names the imperfection and
+    `gold["memory_edit"]` how the row's memory differs from the perfect one."""
     if not truth.engram_ops:
         return None, "no_engram_truth"
     op, text, key = truth.engram_ops[0]
@@ -193,12 +242,21 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     own = [known.current(key)] if key and known.current(key) else []
     if truth.kind == "distractor" and obs.text in known.facts:
         own = [obs.text]
-    pool = [f["text"] for f in known.others(key) if f["text"] not in own]
+    perfect_own = list(own)
+    imperfect = None
+    if imperfect_rng is not None:
+        op, own, imperfect = imperfect_memory(truth, op, own, known, imperfect_rng, cfg)
+    pool = [f["text"] for f in known.others(key) if f["text"] not in perfect_own]
     if rng.random() < cfg.write_context_nearest:  # what the loop's recall would show
-        memory = own + nearest_facts(obs_text, pool, max(0, cfg.write_context - len(own)), rng)
+        memory = perfect_own + nearest_facts(obs_text, pool,
+                                             max(0, cfg.write_context - len(perfect_own)), rng)
     else:
-        memory = own + rng.sample(pool, min(rng.randint(0, cfg.write_context), len(pool)))
-    rng.shuffle(memory)
+        memory = perfect_own + rng.sample(pool, min(rng.randint(0, cfg.write_context),
+                                                    len(pool)))
+    rng.shuffle(memory)  # then the imperfect version in the perfect one's place (same draws)
+    if own != perfect_own:
+        memory = [own[0] if line in perfect_own and own else line for line in memory
+                  if line not in perfect_own or own]
     if op == "none":
         ops, completion = [], NOTHING_TO_STORE
     elif not surface.fits_grammar(text):
@@ -210,7 +268,9 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
         completion = format_actions([cls("semantic", text, confidence)])
     entities = key.split("|") + [text.rstrip(".").split()[-1]] if key else []
     gold = {"ops": ops, "op": op, "key": key, "kind": truth.kind, "observation": obs_text,
-            "entities": entities, "turn": obs.turn, "memory_shown": memory}
+            "entities": entities, "turn": obs.turn, "memory_shown": memory,
+            "imperfect": imperfect,
+            "memory_edit": {"remove": perfect_own, "add": own} if imperfect else None}
     return _row("write", surface.write_prompt(obs_text, memory, rng), completion, gold, seed), None
 
 
@@ -235,6 +295,16 @@ def outcome_probes(known: Known, key: str | None, rng: random.Random,
     return out
 
 
+def memory_before(known: Known, edit: dict | None) -> list[dict[str, str]]:
+    """What memory held before a write turn: the perfect memory's facts, with a row's
+    imperfection (`edit`: lines removed, lines put in their place) applied."""
+    facts = [{"text": f["text"], "block": f["block"]} for f in known.others(None)]
+    if not edit:
+        return facts
+    facts = [f for f in facts if f["text"] not in edit["remove"]]
+    return facts + [{"text": t, "block": "semantic"} for t in edit["add"]]
+
+
 def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dict]], Counter]:
     """Every candidate row of one episode by task, and why turns gave no row.
 
@@ -247,6 +317,7 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
     skips: Counter = Counter()
     known = Known()
     probe_rng = random.Random(f"probes:{cfg.seed}:{seed}")
+    imperfect_rng = random.Random(f"imperfect:{cfg.seed}:{seed}")
     for obs, truth in zip(episode.observations, episode.truths, strict=True):
         written = None
         if obs.kind == "decide":
@@ -258,17 +329,22 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
                     rows[task].append(row)
         else:
             row, reason = write_row(obs, truth, known, rng, cfg, seed,
-                                    episode.wrong_feedback.get(obs.turn))
+                                    episode.wrong_feedback.get(obs.turn), imperfect_rng)
             if row is None:
                 skips[f"write:{reason}"] += 1
             else:
-                row["gold"]["memory_before"] = [{"text": f["text"], "block": f["block"]}
-                                                for f in known.others(None)]
+                row["gold"]["memory_before"] = memory_before(known, row["gold"]["memory_edit"])
                 rows["write"].append(row)
                 written = row
         known.learn(truth, obs.text)
         if written is not None:  # the probes ask what memory should hold after the turn
-            written["gold"]["probes"] = outcome_probes(known, truth.rule_key, probe_rng)
+            probes = outcome_probes(known, truth.rule_key, probe_rng)
+            edit = written["gold"]["memory_edit"]
+            if edit and probes:  # a wrong version the row's memory held is stale after it
+                wrong = {r.item for r in map(parse_rule, edit["add"]) if r is not None}
+                own = probes[0]
+                own["stale"] = sorted(set(own["stale"]) | (wrong - {own["item"]}))
+            written["gold"]["probes"] = probes
     return rows, skips
 
 

@@ -59,6 +59,12 @@ class SynthConfig:
                 "creature's rules in other conditions and other creatures' rules in the same "
                 "condition, next to which a first sight is still an add; the rest are drawn at "
                 "random, 0 to write_context of them"})
+    imperfect_memory_share: float = field(default=0.3, metadata={
+        "help": "write rows about a rule memory already holds (announce and feedback turns): "
+                "share whose memory shows it missing (gold add), stale or garbled (gold "
+                "update) instead of a perfect copy, so that the write model learns to repair "
+                "the memory it has rather than to trust it (chains.imperfect_memory); 0 = the "
+                "perfect memory of every write row"})
     max_none_share: float = field(default=0.3, metadata={
         "help": "write rows: at most this share of 'nothing to store' rows per split"})
     answer_lines: int = field(default=3, metadata={
@@ -135,6 +141,9 @@ class SynthConfig:
             raise MagsError("SynthConfig: n_items, answer_prompt_formats, expansion_modes and "
                             "surfaces "
                             "must not be empty", "give at least one value each")
+        if not 0.0 <= self.imperfect_memory_share <= 1.0:
+            raise MagsError(f"SynthConfig: imperfect_memory_share = {self.imperfect_memory_share}",
+                            "imperfect_memory_share is a share in [0, 1]")
         if not 0.0 <= self.write_context_nearest <= 1.0 or self.write_context < 0:
             raise MagsError(f"SynthConfig: write_context_nearest = {self.write_context_nearest}, "
                             f"write_context = {self.write_context}",
