@@ -434,3 +434,14 @@ def test_imperfect_memory_rows_ask_the_writer_to_repair_what_memory_holds(episod
     assert not any(r["gold"]["imperfect"] for r in rows0["write"])
     with pytest.raises(Exception, match="imperfect_memory_share"):
         SynthConfig(imperfect_memory_share=-0.1)
+
+
+def test_write_splits_keep_at_most_the_none_share(built):
+    """The 'nothing to store' cap holds among the rows kept, not only in the candidate pool
+    (whose head, which selection keeps, ran to 46% none)."""
+    _, cfg, out = built
+    for split in SPLITS:
+        rows, _ = load_jsonl(out / "write" / f"{split}.jsonl", "write")
+        chain = [r for r in rows if r["gold"]["origin"] == "chain"]
+        none = sum(not r["gold"]["ops"] for r in chain)
+        assert chain and none <= cfg.max_none_share * len(chain) + 1, (split, none, len(chain))

@@ -88,10 +88,13 @@ def verify_rows(rows: list[dict], task: str, recall_k: int = 5) -> list[bool]:
     return [row_problem(r, task) is None and s == 1.0 for r, s in zip(rows, scores, strict=True)]
 
 
-def _cap_none(rows: list[dict], share: float, skips: Counter) -> list[dict]:
-    """Write rows with at most `share` of 'nothing to store' rows (the first ones kept)."""
+def _cap_none(rows: list[dict], share: float, skips: Counter, cap: int) -> list[dict]:
+    """Write rows with at most `share` of 'nothing to store' rows (the first ones kept), also
+    among the first `cap` rows that selection keeps (the budget is the smaller of the two:
+    capping the whole pool alone let the kept rows' head run to 46% none)."""
     n_store = sum(bool(r["gold"]["ops"]) for r in rows)
     budget = int(share / (1 - share) * n_store) if share < 1 else len(rows)
+    budget = min(budget, int(share * cap))
     out = []
     for r in rows:
         if not r["gold"]["ops"]:
@@ -220,9 +223,9 @@ def synthesize(cfg: SynthConfig | None = None, *, llm: Any = None,
             why[task]["near_duplicate" if split == "train" else f"near_duplicate_{split}"] += \
                 len(rows) - len(keep)
             rows = [rows[i] for i in keep]
-            if task == "write":
-                rows = _cap_none(rows, cfg.max_none_share, why[task])
             cap = cfg.max_rows.get(task, 0) if split == "train" else cfg.max_eval_rows
+            if task == "write":
+                rows = _cap_none(rows, cfg.max_none_share, why[task], cap)
             final[task][split] = _select(rows, task, cap, cfg, why[task])
             if split == "train":
                 train_vecs = _vectors(final[task]["train"], embedder)
