@@ -13,6 +13,7 @@ from mags_lib.agents import (
     oracle_rules,
 )
 from mags_lib.agents.prompt import count_tokens, decide
+from mags_lib.agents.registry import TRAINED_LOOP_AGENTS
 from mags_lib.embed import HashingEmbedder
 from mags_lib.errors import MagsError
 from mags_lib.evaluation import run_game
@@ -26,7 +27,7 @@ DRIFTY = GameConfig(episode_length=160, drift_every=15, change_fraction=1.0, rec
 def play(name: str, game: GameConfig = DRIFTY, seed: int = 0, **cfg):
     """One game of `name`; the closed loop's roles are perfect stand-ins unless given."""
     env = SenselessGame(game)
-    if name in ("mags", "mags_consolidated"):
+    if name in TRAINED_LOOP_AGENTS:
         cfg.setdefault("roles", {"ask": RuleReaderRoleLLM(), "write": RuleReaderRoleLLM()})
     agent = make_agent(name, RuleReaderRoleLLM(), embedder=HashingEmbedder(), **cfg)
     return agent, run_game(agent, env, seed, name=name)
@@ -281,6 +282,26 @@ def test_malformed_role_outputs_change_nothing_and_the_agent_still_answers():
     assert agent.memory_size() == 0  # nothing that did not parse was written
     assert all(d["chosen"] in d["options"] for d in game.decisions)
     assert 0.2 < game.accuracy < 0.8  # it guesses: no memory
+
+
+def test_the_working_memory_block_is_read_and_stores_nothing_unless_asked():
+    """Every information turn enters the working block; with working_lines the answer prompt
+    shows recent turns similar to the ask queries (here the only memory a garbage writer leaves,
+    so some decisions are answered from it); items leave unstored unless consolidate_working
+    lets the memory's consolidation rule store them as episodic nodes."""
+    garbage = {"ask": RuleReaderRoleLLM(), "write": RuleReaderRoleLLM(garbage=True)}
+    agent, game = play("mags", roles=garbage, loop={"working_lines": 1})
+    assert agent.memory_size() == 0 and game.loop["working_shown"] > 0
+    shown = [r for d in game.decisions for r in d["recalled"]]
+    assert shown and all(r["sources"] == ["working"] and r["id"] is None for r in shown)
+    assert all(len(d["recalled"]) <= agent.config.k for d in game.decisions)
+    _, blind = play("mags", roles=garbage)
+    assert blind.loop.get("working_shown", 0) == 0 and game.accuracy > blind.accuracy
+    stored, _ = play("mags", roles=garbage, loop={"consolidate_working": True})
+    blocks = {d["block"] for _, d in stored.memory.graph.nodes(data=True)}
+    assert stored.memory_size() > 0 and blocks == {"episodic"}
+    with pytest.raises(MagsError, match="working_lines"):
+        make_agent("mags", RuleReaderLLM(), roles=garbage, loop={"working_lines": -1})
 
 
 def test_mags_needs_its_trained_models_and_says_so():

@@ -14,6 +14,15 @@ ask + answer, anything else is information for the write model), then:
   Hebbian use), the hits are merged by node (best score), and the `k` best valid ones become
   the answer prompt's memory lines. A block that does not parse falls back to recalling the
   observation itself (counted).
+* **working memory**: every information turn is also `memory.perceive`d into the memory's
+  working block (the recent turns, `MemoryConfig.consolidation.working_capacity`, for
+  `working_ttl` steps); an ask query similar to an item counts as a use. With
+  `working_lines > 0` the answer prompt shows up to that many recent turns whose cosine to an
+  ask query reaches `working_min_cosine`, first, in place of the weakest recalled lines: the raw
+  sentence of a rule stated a few turns ago, next to what the writer made of it. Items leave
+  the block unstored unless `consolidate_working` lets the memory's consolidation rule (use,
+  surprise, importance) store them as episodic nodes: by default only the write model decides
+  what enters long-term memory.
 * **answer**: the shared decision prompt (`agents/prompt.py`) with the answer LLM, as for every
   agent; then `memory.step(reward)` when the reward arrives with the next observation.
 
@@ -63,6 +72,16 @@ class LoopConfig:
                 "recalled subgraph merged into one line, oldest first)"})
     few_shot: bool = field(default=False, metadata={
         "help": "worked examples in the ask / write prompts (mags_prompted, the base model)"})
+    working_lines: int = field(default=0, metadata={
+        "help": "recent turns from the working-memory block shown to the answer model in place "
+                "of the weakest recalled lines (those whose cosine to an ask query reaches "
+                "working_min_cosine, best first); 0: the block is filled and used-counted but "
+                "not shown"})
+    working_min_cosine: float = field(default=0.6, metadata={
+        "help": "cosine to an ask query at which a working-memory item is shown"})
+    consolidate_working: bool = field(default=False, metadata={
+        "help": "let the memory's consolidation rule store working items as episodic nodes "
+                "when they leave the block (off: only the write model stores)"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -73,6 +92,10 @@ class LoopConfig:
         if self.context not in CONTEXTS:
             raise MagsError(f"unknown loop context {self.context!r}",
                             f"use one of {', '.join(CONTEXTS)}")
+        if self.working_lines < 0 or not 0.0 <= self.working_min_cosine <= 1.0:
+            raise MagsError(f"LoopConfig: working_lines = {self.working_lines}, "
+                            f"working_min_cosine = {self.working_min_cosine}",
+                            "working_lines >= 0 (0 = not shown), working_min_cosine in [0, 1]")
 
 
 CONTEXTS = ("hits", "consolidated")
@@ -153,6 +176,8 @@ class MagsLoopAgent(MemoryAgent):
             judge = LLMJudgeDetector(llm_judge(judge_llm))
         super().__init__(llm, config, memory_config=memory_config, embedder=embedder,
                          supersede=supersede, judge=judge)
+        self.memory_config = self.memory_config.replaced(
+            consolidate=self.loop.consolidate_working)
         self.ask_llm = ask_llm or llm
         self.write_llm = write_llm or llm
         self.counts: Counter = Counter()
@@ -179,6 +204,9 @@ class MagsLoopAgent(MemoryAgent):
         self.routes.append((obs.turn, obs.kind, roles))
         if "write" in roles and obs.text:
             self.write(obs, timing)
+            t2 = time.perf_counter()
+            self.memory.perceive(obs.text, source=f"turn:{obs.turn}", time=float(obs.turn))
+            timing["perceive"] = time.perf_counter() - t2
         t1 = time.perf_counter()
         self.memory.step(None if reward is None else 2.0 * float(reward) - 1.0)
         timing["apply_step"] = timing.get("apply_step", 0.0) + time.perf_counter() - t1
@@ -247,6 +275,8 @@ class MagsLoopAgent(MemoryAgent):
         t1 = time.perf_counter()
         lines = (self._consolidated(texts) if self.loop.context == "consolidated"
                  else self._hits(texts))
+        if self.loop.working_lines:
+            lines = self._with_working(texts, lines)
         self.last_timing["ask"] = t1 - t0
         self.last_timing["recall"] = time.perf_counter() - t1
         return lines
@@ -256,6 +286,33 @@ class MagsLoopAgent(MemoryAgent):
         hits = merged_hits(self.memory, queries, self.loop.query_k, self.config.k)
         return [recalled(h.node_id, h.text, score=round(float(h.score), 4), sources=h.sources,
                          path=h.path, valid=h.valid) for h in reversed(hits)]
+
+    def working_hits(self, queries: list[str]) -> list[tuple[float, str]]:
+        """(best cosine to a query, text) of the working-memory items at or above
+        `working_min_cosine`, best first."""
+        import numpy as np
+
+        items = list(self.memory.working)
+        if not items or not queries:
+            return []
+        q = np.asarray(self.memory.embedder.encode(list(queries)), dtype=np.float32)
+        q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+        sims = (np.stack([it.embedding for it in items]) @ q.T).max(axis=1)
+        found = [(float(s), it.text) for s, it in zip(sims, items, strict=True)
+                 if s >= self.loop.working_min_cosine]
+        return sorted(found, key=lambda t: -t[0])
+
+    def _with_working(self, queries: list[str], lines: list[dict[str, Any]]
+                      ) -> list[dict[str, Any]]:
+        """`lines` (best last) with up to `working_lines` recent turns first, in place of the
+        weakest lines, so that the prompt keeps `k` lines."""
+        held = {line["text"] for line in lines}
+        recent = [(s, t) for s, t in self.working_hits(queries) if t not in held]
+        recent = recent[: self.loop.working_lines]
+        self.counts["working_shown"] += len(recent)
+        keep = lines[max(0, len(lines) + len(recent) - self.config.k):]  # best last
+        return [recalled(None, t, score=round(s, 4), sources=["working"], path=[])
+                for s, t in reversed(recent)] + keep
 
     def _consolidated(self, queries: list[str]) -> list[dict[str, Any]]:
         """Each query's `recall_context` items (connected hits merged into one line), merged

@@ -14,7 +14,8 @@ is an error naming the accepted keywords.
 The agents, and what each may know:
 
 * `bare`, `full_context`, `static_rag`, `static_rag_bm25`: the observations only;
-* `mags`: the observations only; its trained ask and write models (`roles`) drive the memory;
+* `mags` (and its read-path variants `mags_consolidated`, `mags_working`): the observations
+  only; its trained ask and write models (`roles`) drive the memory;
 * `mags_prompted`: the same loop with the untrained base model (`roles["prompted"]`) as ask
   and write model, few-shot;
 * `mags_scripted` and its ablations: **upper bound, perfect writer, game structure given**
@@ -44,8 +45,11 @@ BASELINES: dict[str, type[Agent]] = {"bare": BareAgent, "full_context": FullCont
                                      "static_rag": StaticRagAgent,
                                      "static_rag_bm25": StaticRagBM25Agent,
                                      "oracle": OracleAgent}
-TRAINED_LOOP_AGENTS: tuple[str, ...] = ("mags", "mags_consolidated")
-"""The closed loop on MAGS's trained ask and write models (`roles["ask"]`, `roles["write"]`)."""
+TRAINED_LOOP_AGENTS: tuple[str, ...] = ("mags", "mags_consolidated", "mags_working")
+"""The closed loop on MAGS's trained ask and write models (`roles["ask"]`, `roles["write"]`):
+`mags`, and two variants of its read path: `mags_consolidated` (LoopConfig.context
+'consolidated') and `mags_working` (one recent turn from the working-memory block in the answer
+prompt, LoopConfig.working_lines = 1)."""
 LOOP_AGENTS: tuple[str, ...] = (*TRAINED_LOOP_AGENTS, "mags_prompted")
 AGENT_NAMES: tuple[str, ...] = ("bare", "full_context", "static_rag", "static_rag_bm25",
                                 *LOOP_AGENTS, *ABLATIONS, "oracle")
@@ -122,6 +126,8 @@ def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) ->
     else:
         if name == "mags_consolidated":
             loop_overrides.setdefault("context", "consolidated")
+        if name == "mags_working":
+            loop_overrides.setdefault("working_lines", 1)
         missing = [r for r in ("ask", "write") if roles.get(r) is None]
         if missing:
             raise MagsError(f"agent {name!r} needs its trained {' and '.join(missing)} model(s)",

@@ -7,8 +7,8 @@ One game per agent, as long as the largest mark, on the varied surface with the 
 and role models notebook 06 uses (the trained GGUFs of notebook 04 when they are there, else
 the embedded base model for every role, said so in the JSON). Every turn is timed around the
 agent's own calls (`observe`, and `act` on a decision), split by stage: route, write recall,
-write (the write model), apply + step (memory), ask (the ask model), recall, answer (the
-decision LLM). At each mark the `window` turns up to it give p50 / p95 seconds per turn (all
+write (the write model), apply + step (memory), perceive (the working-memory block), ask
+(the ask model), recall, answer (the decision LLM). At each mark the `window` turns up to it give p50 / p95 seconds per turn (all
 turns, and decision turns alone) and mean prompt tokens per turn, so one sees whether a turn
 costs the same at turn 1,000 as at turn 50 (MAGS) or grows with the transcript (full context,
 until its window is full).
@@ -22,7 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-STAGES = ("route", "write_recall", "write", "apply_step", "ask", "recall", "answer")
+STAGES = ("route", "write_recall", "write", "apply_step", "perceive", "ask", "recall", "answer")
 
 
 @dataclass

@@ -180,6 +180,10 @@ class ConsolidationConfig:
         "help": "recent turns held in working memory; the oldest overflow into consolidation"})
     working_ttl: int = field(default=8, metadata={
         "help": "steps an item stays in working memory before step() consolidates it"})
+    consolidate: bool = field(default=True, metadata={
+        "help": "items leaving working memory are judged by the consolidation rule (stored, "
+                "reinforcing or dropped); False: they leave unstored, so that only a writer "
+                "(the closed loop's write model) decides what enters long-term memory"})
     consolidate_threshold: float = field(default=0.45, metadata={
         "help": "consolidation score at or above which a working item becomes a node"})
     redundancy_surprise: float = field(default=0.05, metadata={

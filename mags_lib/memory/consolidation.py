@@ -51,6 +51,8 @@ def consolidate_items(mem: LiquidMemory, items: list[WorkingItem]) -> list[int]:
     """Store, reinforce (redundant) or drop each item by `consolidation_decision`."""
     cfg = mem.config.consolidation
     written: list[int] = []
+    if not cfg.consolidate:
+        return written
     for item in items:
         nearest = [(j, c) for j, c in mem._search(item.embedding, NEAREST)
                    if mem.graph.nodes[j]["valid_to"] is None][:1]

@@ -12,6 +12,8 @@
 # * `mags_prompted`: the same loop with the untrained base model and few-shot prompts.
 # * `mags_consolidated`: `mags` whose answer prompt gets each query's `recall_context` items
 #   (hits connected in the recalled subgraph merged into one line) instead of single hits.
+# * `mags_working`: `mags` whose answer prompt also shows the recent turn from the working-memory
+#   block most similar to an ask query (in place of the weakest recalled line).
 # * baselines: `bare` (no memory), `full_context` (recent turns in a 512-token window),
 #   `static_rag` (raw observations, the same embedder and hybrid retriever as MAGS, never updated).
 # * **upper bounds, not MAGS**: `mags_scripted` (perfect writer, game structure given: the game's
@@ -35,7 +37,8 @@ EPISODE_LENGTH = 200
 AGENTS = ["bare", "oracle", "mags", "mags_scripted", "static_rag", "full_context"]
 SURFACES = ["varied", "fixed"]  # varied: held-out phrasings only
 VARIED_ONLY = ["mags_prompted",  # the base model writes ~1-2 s a turn: played where it counts
-               "mags_consolidated"]  # MAGS reading consolidated recall contexts, not hits
+               "mags_consolidated",  # MAGS reading consolidated recall contexts, not hits
+               "mags_working"]  # MAGS with a recent turn from the working-memory block
 ABLATIONS = ["mags_scripted_no_hebbian", "mags_scripted_no_decay", "mags_scripted_flat",
              "mags_scripted_no_contradiction"]  # played on the fixed surface
 DECISION_LLM = "auto"  # the trained answer model (notebook 04's GGUF); "embedded": the base model
@@ -123,7 +126,7 @@ targets.get("varied", targets)
 
 # %%
 for surface, s in summaries.items():
-    for name in ("mags", "mags_consolidated", "mags_prompted"):
+    for name in ("mags", "mags_consolidated", "mags_working", "mags_prompted"):
         loop = (s["agents"].get(name) or {}).get("loop")
         if loop:
             print(f"{surface} / {name}: write validity {loop['write_validity']}, ask validity "
