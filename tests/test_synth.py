@@ -57,7 +57,8 @@ def boom(messages) -> str:
 
 @pytest.fixture(scope="module")
 def episode_rows_small():
-    cfg = SynthConfig(surfaces=["fixed"])  # the fake LLM above reads the fixed question
+    cfg = SynthConfig(surfaces=["fixed"],  # the fake LLM above reads the fixed question
+                      imperfect_memory_share=0.3)  # the rows' imperfect-memory variant tested
     return episode_rows(generate_episode(game_config(cfg, 12_345, 1)), cfg)[0], cfg
 
 
