@@ -30,3 +30,21 @@ def progress(items: Iterable[T], desc: str, total: int | None = None) -> Iterato
 
     yield from tqdm(items, desc=desc, total=total, mininterval=2.0, leave=False,
                     dynamic_ncols=True)
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def counter(desc: str, total: int | None = None):
+    """A bar advanced by hand (`.update(1)`, `.close()`) for loops that are not iterables
+    (a game's turns inside `run_game`); a do-nothing stand-in when disabled."""
+    if not enabled():
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(desc=desc, total=total, mininterval=2.0, leave=False, dynamic_ncols=True)

@@ -144,6 +144,7 @@ def bench_agent(cfg: AgentBenchConfig) -> dict[str, Any]:
     from mags_lib.evaluation.runner import run_game
     from mags_lib.game import GameConfig, SenselessGame
     from mags_lib.llm import LLMConfig, load_llm
+    from mags_lib.progress import counter
     from mags_lib.rss import peak_rss_mb
 
     decision = decision_llm_settings(cfg.decision_llm)
@@ -167,7 +168,10 @@ def bench_agent(cfg: AgentBenchConfig) -> dict[str, Any]:
                                   answer_tags=decision["answer_tags"],
                                   context_window=cfg.context_window))
         t0 = time.perf_counter()
-        game = run_game(agent, env, cfg.seed, name=name)
+        bar = counter(f"{name}: turns", total=length)
+        game = run_game(agent, env, cfg.seed, name=name,
+                        on_turn=lambda *_, bar=bar: bar.update(1))  # minutes at 1,000 turns
+        bar.close()
         results[name] = {"marks": summarise_turns(agent.turns, cfg.turns, cfg.window),
                          "accuracy": round(game.accuracy, 4), "turns": game.n_turns,
                          "seconds": round(time.perf_counter() - t0, 1)}
