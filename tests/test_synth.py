@@ -446,3 +446,25 @@ def test_write_splits_keep_at_most_the_none_share(built):
         chain = [r for r in rows if r["gold"]["origin"] == "chain"]
         none = sum(not r["gold"]["ops"] for r in chain)
         assert chain and none <= cfg.max_none_share * len(chain) + 1, (split, none, len(chain))
+
+
+def test_the_outcome_reward_pays_the_gold_repair_of_an_imperfect_memory(episode_rows_small):
+    """On rows whose memory is missing, stale or garbled, the outcome reward (which applies the
+    write to the row's own imperfect memory) pays the gold add / update more than writing
+    nothing, on average per imperfection: a reward that preferred the empty block there would
+    teach the writer to leave the memory broken."""
+    from mags_lib.tasks.outcome import write_outcome_reward
+
+    rows, _ = episode_rows_small
+    by_mode: dict[str, list[tuple[float, float]]] = {}
+    for r in rows["write"]:
+        g = r["gold"]
+        if g["imperfect"]:
+            gold, empty = write_outcome_reward([r["completion"][0]["content"], NOTHING_TO_STORE],
+                                               gold=[g, g], embedder="hashing")
+            by_mode.setdefault(g["imperfect"], []).append((gold, empty))
+    assert set(by_mode) == {"missing", "stale", "garbled"}
+    for mode, pairs in by_mode.items():
+        gold = sum(p[0] for p in pairs) / len(pairs)
+        empty = sum(p[1] for p in pairs) / len(pairs)
+        assert gold > empty, (mode, gold, empty)

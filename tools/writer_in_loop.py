@@ -3,12 +3,13 @@
     python tools/writer_in_loop.py models/gguf/write-grpo-q8_0.gguf other/write-grpo-q8_0.gguf
     python tools/writer_in_loop.py models/gguf/write-grpo-q8_0.gguf --agents mags mags_working
 
-Each write model plays `mags` (the trained ask model, notebook 04's answer model) on the first
-`--games` val seeds of notebook 01's split, varied surface, *training* phrasings: games no model
-was trained on and that notebook 06 does not evaluate on, so a recipe can be chosen here without
-the evaluation games. Prints accuracy and the rule sentences stored per game; games go to
+Each write model plays `--agents` (default `mags`; the trained ask model, notebook 04's answer
+model) on the first `--games` val seeds of notebook 01's split, varied surface, *training*
+phrasings: games no model was trained on and that notebook 06 does not evaluate on, so a recipe
+can be chosen here without the evaluation games. Prints accuracy and the rule sentences stored per game; games go to
 results/scratch_writer_in_loop/<n>/. The journal's 2026-11-26 comparison (0.841 against 0.873)
-was this run with the op-weighted and the plain writer.
+was this run with the op-weighted and the plain writer; `--agents mags mags_working` gave the
+working-memory comparison.
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ and role models notebook 06 uses (the trained GGUFs of notebook 04 when they are
 the embedded base model for every role, said so in the JSON). Every turn is timed around the
 agent's own calls (`observe`, and `act` on a decision), split by stage: route, write recall,
 write (the write model), apply + step (memory), perceive (the working-memory block), ask
-(the ask model), recall, answer (the decision LLM). At each mark the `window` turns up to it give p50 / p95 seconds per turn (all
-turns, and decision turns alone) and mean prompt tokens per turn, so one sees whether a turn
+(the ask model), recall, answer (the decision LLM). At each mark the `window` turns up to it
+give p50 / p95 seconds per turn (all turns, and decision turns alone) and mean prompt tokens
+per turn, so one sees whether a turn
 costs the same at turn 1,000 as at turn 50 (MAGS) or grows with the transcript (full context,
 until its window is full).
 

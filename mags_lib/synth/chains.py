@@ -179,9 +179,6 @@ def nearest_facts(text: str, pool: list[str], n: int, rng: random.Random) -> lis
     return scored[:n]
 
 
-IMPERFECTIONS: tuple[str, ...] = ("missing", "stale", "garbled")
-
-
 def garble(rule_text: str, rng: random.Random) -> str | None:
     """A wrong copy of `rule_text`, as a write model's mistakes leave one in memory: the item
     replaced by the creature's own name, or dropped (None if the text is not a rule sentence).
@@ -255,8 +252,7 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
                                                     len(pool)))
     rng.shuffle(memory)  # then the imperfect version in the perfect one's place (same draws)
     if own != perfect_own:
-        memory = [own[0] if line in perfect_own and own else line for line in memory
-                  if line not in perfect_own or own]
+        memory = [x for line in memory for x in (own if line in perfect_own else [line])]
     if op == "none":
         ops, completion = [], NOTHING_TO_STORE
     elif not surface.fits_grammar(text):
