@@ -18,6 +18,7 @@ N_EXPANSIONS = 20  # LLM calls per expanded task (ask, write)
 EMBEDDER = "hashing"  # near-duplicate embedder: "hashing" (bag of words) or "embedded" (MiniLM)
 NEAR_DUP_THRESHOLD = 0.95  # cosine at which two rows count as near-duplicates
 MAX_NEAR_DUP_RATE = 0.05  # sanity bound on the final train rows
+IMPERFECT_MEMORY_SHARE = 0.0  # write rows showing a missing / stale / garbled rule (0.3 tried)
 N_EXAMPLES = 1  # example rows printed per task
 
 # %%
@@ -34,7 +35,8 @@ from mags_lib.tasks.data import load_jsonl
 seed_everything(SEED)
 cfg = SynthConfig(seed=SEED, expand=EXPAND, expansion_llm=EXPANSION_LLM,
                   n_expansions=N_EXPANSIONS, embedder=EMBEDDER,
-                  near_dup_threshold=NEAR_DUP_THRESHOLD, smoke=SMOKE).resolved()
+                  near_dup_threshold=NEAR_DUP_THRESHOLD,
+                  imperfect_memory_share=IMPERFECT_MEMORY_SHARE, smoke=SMOKE).resolved()
 print(json.dumps(cfg.split_seeds(), default=str)[:200], "...")
 
 # %% [markdown]
