@@ -175,13 +175,14 @@ def mechanisms_section(root: Path) -> str:
 
 def textworld_section(root: Path) -> str:
     """Notebook 10: the agents on generated TextWorld games."""
-    from mags_lib.evaluation.textworld_eval import textworld_markdown
+    from mags_lib.evaluation.textworld_eval import summarize_textworld, textworld_markdown
 
     m = _load(root / "10_textworld" / "metrics.json")
-    if not m or not m.get("rows"):
+    if not m or not m.get("games"):
         return _missing("notebook 10 results", "python -m mags_lib.pipeline --only 10")
+    rows = summarize_textworld(m["games"])  # the table from the games, as the notebook does
     return ("_SMOKE run_\n\n" if m.get("smoke") else "") + \
-        f"{m.get('decision_llm', '')}\n\n" + textworld_markdown(m["rows"])
+        f"{m.get('decision_llm', '')}\n\n" + textworld_markdown(rows)
 
 
 def export_section(root: Path) -> str:

@@ -362,3 +362,50 @@ def test_the_text_only_router_learns_from_observations_and_refuses_misuse():
         TextRouter(HashingEmbedder())(test[0])
     with pytest.raises(MagsError, match="all of one kind"):
         TextRouter(HashingEmbedder()).fit([o for o in train if not o.legal_actions])
+
+
+def test_a_sampled_decision_passes_its_temperature_and_a_seed_per_turn():
+    """With temperature > 0 the decision of turn t samples with seed + t (a greedy choice made
+    in a room the agent came back to would repeat itself forever); greedy keeps one seed."""
+    from mags_lib.game.base import Observation
+    from mags_lib.llm import Completion
+
+    class Recorder:
+        def __init__(self):
+            self.calls = []
+
+        def complete(self, prompt, **kw):
+            self.calls.append(kw)
+            return Completion(text=" look", usage={"prompt_tokens": 5}, seconds=0.0)
+
+    obs = [Observation("-= Cellar =-", ("go east", "look"), turn=t, kind="decide")
+           for t in (3, 4)]
+    sampled, greedy = Recorder(), Recorder()
+    for llm, temperature in ((sampled, 0.7), (greedy, 0.0)):
+        agent = make_agent("bare", llm, temperature=temperature, seed=10)
+        agent.reset(0)
+        assert [agent.act(o).action for o in obs] == ["look", "look"]
+    assert [(c["temperature"], c["seed"]) for c in sampled.calls] == [(0.7, 13), (0.7, 14)]
+    assert [(c["temperature"], c["seed"]) for c in greedy.calls] == [(0.0, 10), (0.0, 10)]
+    with pytest.raises(MagsError, match="temperature"):
+        AgentConfig(temperature=-0.1)
+
+
+def test_the_loop_writes_a_decision_turn_only_when_questions_are_remembered():
+    """TextWorld's turns are all decisions that also inform (the room, the objective): with
+    remember_questions the loop runs its write model on a decision turn before ask + answer."""
+    from mags_lib.game.base import Observation
+
+    roles = {"ask": RuleReaderRoleLLM(), "write": RuleReaderRoleLLM()}
+    turn = Observation("On rainy turns, the red quax eats only the slate. It is a rainy turn. "
+                       "The red quax is offered the slate and the felt. Which does it eat?",
+                       ("slate", "felt"), turn=0, kind="decide")
+    for remember, routes, writes in ((True, ("write", "ask", "answer"), 1),
+                                     (False, ("ask", "answer"), 0)):
+        agent = make_agent("mags", RuleReaderRoleLLM(), embedder=HashingEmbedder(),
+                           roles=roles, remember_questions=remember)
+        agent.reset(0)
+        agent.observe(turn)
+        assert agent.routes[-1][2] == routes
+        assert agent.counts["write_calls"] == writes
+        agent.act(turn)

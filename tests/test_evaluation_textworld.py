@@ -45,3 +45,7 @@ def test_smoke_run_plays_every_agent_on_a_generated_game():
     for g in result["games"]:
         assert 0.0 <= g["normalized_score"] <= 1.0 and 1 <= g["steps"] <= 8
     assert fake.calls > 0
+    # every TextWorld turn informs: the loop's write model runs before ask + answer
+    (mags,) = [g for g in result["games"] if g["agent"] == "mags"]
+    assert mags["loop"]["routes"] == {"decide": {"write+ask+answer": mags["steps"]}}
+    assert mags["loop"]["write_calls"] == mags["steps"]

@@ -97,3 +97,30 @@ def test_every_agent_plays_a_textworld_game_through_the_same_interface(coin_game
     for d in game.decisions:
         assert d["chosen"] in d["options"]  # a legal command every turn
     assert completion_prompt([], "-= Kitchen =- You are in a kitchen.").endswith("\nAnswer:")
+
+
+def test_observations_are_cleaned_and_end_with_the_commands(coin_game):
+    """No z-machine prompt or status line ("> ... -= Cellar =-0/2"), one blank line at most,
+    the admissible commands last (unless show_commands is off); the oracle's governing line is
+    the winning-commands line, which it puts last, nearest the answer."""
+    from mags_lib.agents.baselines import oracle_rules
+    from mags_lib.game.textworld_env import clean_text
+
+    assert clean_text("You are carrying nothing.\n\n\n\n>    -= Cellar =-0/3") == \
+        "You are carrying nothing."
+    cfg, path = coin_game
+    env = TextWorldEnv(cfg)
+    obs = env.reset()
+    step = env.step("inventory").observation
+    for o in (obs, step):
+        assert o.text.splitlines()[-1] == f"Commands: {', '.join(o.legal_actions)}."
+        assert "\n>" not in o.text and "=-0/" not in o.text and "\n\n\n" not in o.text
+    truth = env.ground_truth()
+    assert truth.rule_text.startswith("Winning commands from here: ")
+    assert truth.correct_action in truth.rule_text
+    rules = env.current_rules()
+    assert oracle_rules(rules, truth.rule_text, step.text, 3)[-1] == truth.rule_text
+    env.close()
+    plain = TextWorldEnv(path, show_commands=False)
+    assert "Commands:" not in plain.reset().text
+    plain.close()

@@ -158,3 +158,20 @@ def test_a_rerun_of_one_notebook_keeps_the_other_sections_marked_as_kept(tmp_pat
     (root / "06_evaluate_game" / "headline.json").unlink()  # no 06 here: the block stays
     assert main(["--results", str(root), "--out", str(out), "--readme", str(readme)]) == 0
     assert readme.read_text() == block
+
+
+def test_the_textworld_table_is_built_from_the_games_with_pooled_rows(tmp_path):
+    from mags_lib.summary import textworld_section
+
+    games = [{"kind": kind, "level": 5, "agent": agent, "seed": seed,
+              "normalized_score": float(won), "won": won, "steps": 6 if won else 30}
+             for kind in ("coin_collector", "treasure_hunter") for seed in range(3)
+             for agent, won in (("bare", seed == 0), ("oracle", True))]
+    (tmp_path / "10_textworld").mkdir()
+    (tmp_path / "10_textworld" / "metrics.json").write_text(json.dumps(
+        {"smoke": False, "decision_llm": "base model", "games": games, "rows": []}))
+    text = textworld_section(tmp_path)
+    pooled = [line for line in text.splitlines() if line.startswith("| **all games**")]
+    assert len(pooled) == 2
+    assert "| bare | 0.33 |" in pooled[0] and "| 2/6 |" in pooled[0]
+    assert "| oracle (ceiling) | 1.00 |" in pooled[1] and "| 6/6 | 6.0 |" in pooled[1]

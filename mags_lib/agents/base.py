@@ -44,11 +44,20 @@ class AgentConfig:
     remember_questions: bool = field(default=False, metadata={
         "help": "static_rag / mags also store the decision questions (they carry no answer "
                 "and crowd out the rules; full_context always keeps the whole transcript)"})
-    seed: int = field(default=0, metadata={"help": "LLM sampling seed (greedy anyway)"})
+    seed: int = field(default=0, metadata={
+        "help": "LLM sampling seed (with temperature > 0 the decision of turn t samples with "
+                "seed + t, the same stream for every agent)"})
+    temperature: float = field(default=0.0, metadata={
+        "help": "decision sampling temperature: 0 is greedy (the senseless game); TextWorld "
+                "samples (0.7), because a greedy choice repeats itself in a room it came back "
+                "to and walks in circles"})
 
     def __post_init__(self) -> None:
         if self.k < 0:
             raise MagsError(f"AgentConfig.k = {self.k} is negative", "use k >= 0 (e.g. 3)")
+        if not 0.0 <= self.temperature <= 2.0:
+            raise MagsError(f"AgentConfig.temperature = {self.temperature} is out of range",
+                            "use 0 (greedy) to 2")
         if self.prompt_format not in PROMPT_FORMATS:
             raise MagsError(f"unknown prompt format {self.prompt_format!r}",
                             f"use one of {', '.join(PROMPT_FORMATS)}")
@@ -127,8 +136,8 @@ class Agent:
         cfg = self.config
         choice = decide(self.llm, [r["text"] for r in lines], obs.text, obs.legal_actions,
                         prompt_format=cfg.prompt_format, max_tokens=cfg.max_tokens,
-                        answer_tags=cfg.answer_tags,
-                        seed=cfg.seed)
+                        answer_tags=cfg.answer_tags, temperature=cfg.temperature,
+                        seed=cfg.seed + obs.turn if cfg.temperature > 0 else cfg.seed)
         return Decision(action=choice.action, prompt_tokens=choice.prompt_tokens,
                         seconds=memory_seconds + choice.llm_seconds, recalled=lines,
                         prompt=choice.prompt, llm_seconds=choice.llm_seconds,

@@ -1,7 +1,9 @@
 """The closed loop: MAGS's own models write and read its memory during play.
 
 Every turn the router picks the roles (`agents/router.py`: a turn with legal actions needs
-ask + answer, anything else is information for the write model), then:
+ask + answer, anything else is information for the write model; with
+`AgentConfig.remember_questions` a decision turn goes to the write model first as well, for
+games whose decision turns also inform, as TextWorld's room descriptions do), then:
 
 * **write**: memory is recalled on the observation (`write_context` lines, no learning), the
   write model reads the observation with those lines (`role_prompts.play_write_messages`) and
@@ -200,6 +202,8 @@ class MagsLoopAgent(MemoryAgent):
         self.last_tokens = {}
         t0 = time.perf_counter()
         roles = route_turn(obs)
+        if self.config.remember_questions and obs.legal_actions and "write" not in roles:
+            roles = ("write", *roles)  # a decision turn that also informs (TextWorld's rooms)
         timing["route"] = time.perf_counter() - t0
         self.routes.append((obs.turn, obs.kind, roles))
         if "write" in roles and obs.text:

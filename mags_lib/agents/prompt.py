@@ -23,7 +23,7 @@ With `answer_tags=True` the grammar wraps the item in `<answer>...</answer>`: th
 of the answer model trained in notebook 02 (its rows in `data/synth/answer/` end so), so a
 trained answer model plugs into the evaluation as the decision LLM unchanged.
 
-The choice is greedy (temperature 0) under a GBNF alternation of the options
+The choice is greedy (temperature 0, unless `AgentConfig.temperature` says otherwise) under a GBNF alternation of the options
 (`root ::= " cello" | " slate"`), so the model always names exactly one legal action.
 
     >>> options_grammar(("cello", "slate"), leading_space=True)
@@ -109,9 +109,10 @@ def render_prompt(lines: list[str], question: str, prompt_format: str) -> str:
 
 def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], *,
            prompt_format: str = "completion", max_tokens: int = 8, seed: int = 0,
-           answer_tags: bool = False) -> Choice:
-    """Ask `llm` to pick one of `options` given the memory `lines`; greedy and constrained
-    (`answer_tags`: as `<answer>item</answer>`, the trained answer model's format)."""
+           answer_tags: bool = False, temperature: float = 0.0) -> Choice:
+    """Ask `llm` to pick one of `options` given the memory `lines`, constrained, greedy unless
+    `temperature` > 0 (`answer_tags`: as `<answer>item</answer>`, the trained answer model's
+    format)."""
     from mags_lib.game import match_action
 
     if prompt_format not in PROMPT_FORMATS:
@@ -123,10 +124,10 @@ def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], 
         max_tokens += _TAGGED_EXTRA_TOKENS
     if chat:
         out = llm.chat(chat_messages(lines, question), grammar=grammar, max_tokens=max_tokens,
-                       temperature=0.0, seed=seed)
+                       temperature=temperature, seed=seed)
     else:
         out = llm.complete(completion_prompt(lines, question), grammar=grammar,
-                           max_tokens=max_tokens, temperature=0.0, seed=seed)
+                           max_tokens=max_tokens, temperature=temperature, seed=seed)
     prompt = render_prompt(lines, question, prompt_format)
     tokens = int(out.usage.get("prompt_tokens") or count_tokens(llm, prompt))
     action = match_action(strip_answer_tags(out.text).strip(), options)

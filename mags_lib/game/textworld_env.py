@@ -23,6 +23,7 @@ are and which rooms were visited, not for rules.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,6 +56,10 @@ class TextWorldConfig:
         "help": "where compiled games are cached (default data/synth/textworld)"})
     make_timeout_s: float = field(default=300.0, metadata={
         "help": "seconds tw-make may take before the build is abandoned"})
+    show_commands: bool = field(default=True, metadata={
+        "help": "end each observation with the admissible commands ('Commands: go east, "
+                "look.'), as TextWorld agents are usually shown them; off: the agent sees only "
+                "the game's text and the commands are the grammar's options"})
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -142,11 +147,29 @@ def make_game(cfg: TextWorldConfig) -> Path:
     return path
 
 
+_STATUS_LINE = re.compile(r"^>\s.*$|^>$", re.M)
+_BLANK_LINES = re.compile(r"\n\s*\n(\s*\n)+")
+
+
+def clean_text(text: str) -> str:
+    """The game's text without the z-machine's prompt and status line ("> ... -= Cellar =-0/2")
+    and with runs of blank lines cut to one.
+
+    >>> clean_text("You are carrying nothing.\\n\\n\\n\\n>          -= Cellar =-0/3")
+    'You are carrying nothing.'
+    """
+    text = _STATUS_LINE.sub("", text or "")
+    return _BLANK_LINES.sub("\n\n", text).strip()
+
+
 class TextWorldEnv:
     """`GameEnv` over one TextWorld game: a compiled game file, or a config built on reset()."""
 
-    def __init__(self, game: str | Path | TextWorldConfig, max_steps: int | None = None):
+    def __init__(self, game: str | Path | TextWorldConfig, max_steps: int | None = None,
+                 show_commands: bool | None = None):
         self.config = game if isinstance(game, TextWorldConfig) else None
+        self.show_commands = (show_commands if show_commands is not None
+                              else self.config.show_commands if self.config else True)
         self.game_path = None if self.config else Path(game)
         self.max_steps = max_steps or (self.config.max_steps if self.config else 100)
         self._env = None
@@ -201,8 +224,7 @@ class TextWorldEnv:
         info = {"command": command, "score": self.score, "max_score": self._state["max_score"],
                 "won": bool(self._state["won"]), "lost": bool(self._state["lost"]),
                 "moves": self._state["moves"]}
-        return StepResult(self._observation(self._state["feedback"].strip()), reward, self.done,
-                          info)
+        return StepResult(self._observation(self._state["feedback"]), reward, self.done, info)
 
     @property
     def max_score(self) -> float:
@@ -214,9 +236,12 @@ class TextWorldEnv:
         return bool(self._state and self._state["won"])
 
     def _observation(self, text: str) -> Observation:
+        text = clean_text(text)
         if self.done:
             return Observation(text, (), self.turn, "end")
         legal = tuple(sorted(self._state["admissible_commands"] or ()))
+        if self.show_commands and legal:
+            text = f"{text}\nCommands: {', '.join(legal)}."
         return Observation(text, legal, self.turn, "decide")
 
     def walkthrough(self) -> list[str]:
@@ -230,21 +255,25 @@ class TextWorldEnv:
             return []
         return list(self._state["policy_commands"] or [])
 
+    def _policy_line(self) -> str | None:
+        policy = self._policy()
+        return f"Winning commands from here: {', '.join(policy)}" if policy else None
+
     def current_rules(self) -> list[str]:
         """The objective, and the winning commands from the current state (the oracle)."""
         if self._state is None:
             return []
-        rules = [self._state["objective"]]
-        policy = self._policy()
-        if policy:
-            rules.append(f"Winning commands from here: {', '.join(policy)}")
-        return rules
+        line = self._policy_line()
+        return [self._state["objective"], *([line] if line else [])]
 
     def ground_truth(self) -> StepTruth | None:
+        """`rule_text` is what governs this step: the winning-commands line (the objective
+        once TextWorld knows no policy), so the oracle puts it last, nearest the answer."""
         if self._state is None or self.done:
             return None
         policy = self._policy()
-        return StepTruth(turn=self.turn, kind="decide", rule_text=self._state["objective"],
+        return StepTruth(turn=self.turn, kind="decide",
+                         rule_text=self._policy_line() or self._state["objective"],
                          correct_action=policy[0] if policy else None,
                          recall_queries=[self._state["objective"]])
 
