@@ -335,6 +335,16 @@ def readme_headline(root: Path) -> str:
                   "bound, perfect reader; effect = accuracy lost when the mechanism is off, "
                   f"paired decisions{', SMOKE run' if mech.get('smoke') else ''}):", "",
                   verdict_markdown(mech["mechanisms"])]
+    tw = _load(root / "10_textworld" / "metrics.json") or {}
+    if tw.get("games"):
+        from mags_lib.evaluation.textworld_eval import summarize_textworld
+
+        pooled = [r for r in summarize_textworld(tw["games"]) if r["kind"] == "all"]
+        pooled.sort(key=lambda r: -r["wins"])
+        lines += ["", "TextWorld (notebook 10, games won of "
+                  f"{pooled[0]['n_seeds']}{', SMOKE run' if tw.get('smoke') else ''}): "
+                  + ", ".join(f"`{r['agent']}`{' (ceiling)' if r['agent'] == 'oracle' else ''}"
+                              f" {r['wins']}" for r in pooled) + "."]
     lines += ["", REPORT_POINTER + " (both surfaces, ablations, training, export, dynamics, "
               "mechanisms, benchmarks): `reports/RESULTS.md`."]
     return "\n".join(lines)

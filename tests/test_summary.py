@@ -175,3 +175,21 @@ def test_the_textworld_table_is_built_from_the_games_with_pooled_rows(tmp_path):
     assert len(pooled) == 2
     assert "| bare | 0.33 |" in pooled[0] and "| 2/6 |" in pooled[0]
     assert "| oracle (ceiling) | 1.00 |" in pooled[1] and "| 6/6 | 6.0 |" in pooled[1]
+
+
+def test_the_readme_block_counts_textworld_wins_per_agent(tmp_path):
+    from mags_lib.summary import readme_headline
+
+    (tmp_path / "06_evaluate_game").mkdir()
+    (tmp_path / "06_evaluate_game" / "headline.json").write_text(json.dumps([
+        {"surface": "varied", "agent": "mags", "label": "MAGS", "accuracy": 0.8, "ci_low": 0.7,
+         "ci_high": 0.9, "after_drift": 0.8, "after_drift_ci_low": 0.7,
+         "after_drift_ci_high": 0.9, "n_seeds": 3}]))
+    assert "TextWorld" not in readme_headline(tmp_path)
+    games = [{"kind": "coin_collector", "level": 5, "agent": agent, "seed": seed,
+              "normalized_score": float(won), "won": won, "steps": 10}
+             for seed in range(3) for agent, won in (("bare", seed == 0), ("oracle", True))]
+    (tmp_path / "10_textworld").mkdir()
+    (tmp_path / "10_textworld" / "metrics.json").write_text(json.dumps({"games": games}))
+    assert ("TextWorld (notebook 10, games won of 3): `oracle` (ceiling) 3, `bare` 1."
+            in readme_headline(tmp_path))

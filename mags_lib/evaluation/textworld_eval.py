@@ -108,6 +108,7 @@ def summarize_textworld(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
         lo, hi = t_interval(scores)
         lo, hi = (None, None) if lo is None else (max(0.0, lo), min(1.0, hi))
         s_lo, s_hi = t_interval(steps)
+        s_lo = None if s_lo is None else max(0.0, s_lo)  # a t interval can reach below 0
         return {"kind": kind, "level": level, "agent": agent, "n_seeds": len(gs),
                 "score": mean(scores), "ci_low": lo, "ci_high": hi,
                 "wins": sum(g["won"] for g in gs), "steps": mean(steps),

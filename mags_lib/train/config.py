@@ -136,7 +136,10 @@ class GRPOStageConfig(StageConfig):
         "help": "keyword parameters per reward name (recall_reward and recall_precision_reward: "
                 "a hit is the gold fact at rank k = 1; at k = 3, the memory lines an agent shows "
                 "its answer model, the SFT model already finds 0.99 of the rules, which leaves "
-                "GRPO no signal)"})
+                "GRPO no signal). The hashing embedder, not play's MiniLM, on purpose: it is the "
+                "stricter judge (ask-grpo on 160 val rows at k = 1: hashing pays 145 rows, "
+                "MiniLM those 145 and 10 more, none the other way; tools/ask_reward_embedders.py), "
+                "so MiniLM would only pay queries that miss lexically; 'embedded' switches"})
     mine_candidates: int = field(default=0, metadata={
         "help": "before training, decode the starting model greedily on this many training rows "
                 "and give GRPO those scoring below 1 on mine_reward first (mining.py; 0 = off, "
