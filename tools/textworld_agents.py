@@ -1,6 +1,7 @@
 """More agents on notebook 10's TextWorld games, without replaying the notebook's.
 
     python tools/textworld_agents.py mags_prompted [--out results/10_textworld/extra.json]
+    python tools/textworld_agents.py bare oracle --seeds 0 1 2 3 4 5 --out .../validity.json
 
 Runs `run_textworld_eval` with notebook 10's defaults (kinds, levels 5 and 10, seeds 0-2, 30
 steps, the base model deciding at temperature 0.7) for the named agents only, prints the pooled
@@ -26,9 +27,18 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("agents", nargs="+")
+    ap.add_argument("--seeds", type=int, nargs="+", default=None,
+                    help="tw-make seeds (default notebook 10's: 0 1 2)")
+    ap.add_argument("--temperature", type=float, default=None,
+                    help="decision temperature (default notebook 10's: 0.7)")
     ap.add_argument("--out", default=None, help="default results/10_textworld/extra.json")
     args = ap.parse_args()
-    result = run_textworld_eval(TextWorldEvalConfig(agents=args.agents))
+    cfg = TextWorldEvalConfig(agents=args.agents)
+    if args.temperature is not None:
+        cfg.temperature = args.temperature
+    if args.seeds:
+        cfg.seeds = args.seeds
+    result = run_textworld_eval(cfg)
     print(textworld_markdown(result["rows"]))
     out = Path(args.out) if args.out else results_dir("10_textworld") / "extra.json"
     out.parent.mkdir(parents=True, exist_ok=True)
