@@ -122,7 +122,7 @@ def test_unknown_agent_names_the_known_ones():
     for name in AGENT_NAMES:
         assert name in str(err.value)
     with pytest.raises(MagsError, match="unknown keywords"):
-        make_agent("bare", RuleReaderLLM(), temperature=0.7)
+        make_agent("bare", RuleReaderLLM(), top_p=0.9)
 
 
 def test_oracle_without_env_is_a_clear_error():

@@ -48,9 +48,9 @@ class AgentConfig:
         "help": "LLM sampling seed (with temperature > 0 the decision of turn t samples with "
                 "seed + t, the same stream for every agent)"})
     temperature: float = field(default=0.0, metadata={
-        "help": "decision sampling temperature: 0 is greedy (the senseless game); TextWorld "
-                "samples (0.7), because a greedy choice repeats itself in a room it came back "
-                "to and walks in circles"})
+        "help": "decision sampling temperature: 0 is greedy (the default); the TextWorld "
+                "evaluation samples (0.7), because a greedy choice repeats itself in a room it "
+                "came back to and walks in circles"})
 
     def __post_init__(self) -> None:
         if self.k < 0:
