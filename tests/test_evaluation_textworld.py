@@ -26,10 +26,16 @@ def test_summary_pools_seeds_with_an_interval():
     games = [{"kind": "coin_collector", "level": 1, "agent": "bare", "seed": s,
               "normalized_score": x, "won": x == 1.0, "steps": 10} for s, x in
              enumerate([1.0, 0.0, 0.5])]
-    (row,) = summarize_textworld(games)
+    row, pooled = summarize_textworld(games)
     assert row["score"] == pytest.approx(0.5) and row["wins"] == 1 and row["n_seeds"] == 3
     assert 0.0 <= row["ci_low"] < 0.5 < row["ci_high"] <= 1.0
-    assert "coin_collector" in textworld_markdown([row])
+    assert row["steps"] == 10 and row["steps_ci_low"] == row["steps_ci_high"] == 10
+    # one game kind here, so the pooled row over all of bare's games is the same numbers
+    assert (pooled["kind"], pooled["level"]) == ("all", None)
+    assert {k: pooled[k] for k in ("score", "wins", "n_seeds", "ci_low")} == \
+        {k: row[k] for k in ("score", "wins", "n_seeds", "ci_low")}
+    table = textworld_markdown([row, pooled])
+    assert "coin_collector" in table and "| **all games** | – | bare |" in table
 
 
 @pytest.mark.skipif(importlib.util.find_spec("textworld") is None, reason="textworld missing")
