@@ -20,6 +20,8 @@ def test_unknown_agent_and_empty_sizes_are_clear_errors():
         TextWorldEvalConfig(agents=["mags_scripted"])
     with pytest.raises(MagsError, match="max_steps"):
         TextWorldEvalConfig(max_steps=0)
+    with pytest.raises(MagsError, match="temperature"):
+        TextWorldEvalConfig(temperature=-0.5)
 
 
 def test_summary_pools_seeds_with_an_interval():

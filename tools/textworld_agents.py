@@ -33,11 +33,9 @@ def main() -> None:
                     help="decision temperature (default notebook 10's: 0.7)")
     ap.add_argument("--out", default=None, help="default results/10_textworld/extra.json")
     args = ap.parse_args()
-    cfg = TextWorldEvalConfig(agents=args.agents)
-    if args.temperature is not None:
-        cfg.temperature = args.temperature
-    if args.seeds:
-        cfg.seeds = args.seeds
+    given = {"seeds": args.seeds, "temperature": args.temperature}
+    cfg = TextWorldEvalConfig(agents=args.agents,  # validated like notebook 10's config
+                              **{k: v for k, v in given.items() if v is not None})
     result = run_textworld_eval(cfg)
     print(textworld_markdown(result["rows"]))
     out = Path(args.out) if args.out else results_dir("10_textworld") / "extra.json"

@@ -23,8 +23,9 @@ With `answer_tags=True` the grammar wraps the item in `<answer>...</answer>`: th
 of the answer model trained in notebook 02 (its rows in `data/synth/answer/` end so), so a
 trained answer model plugs into the evaluation as the decision LLM unchanged.
 
-The choice is greedy (temperature 0, unless `AgentConfig.temperature` says otherwise) under a GBNF alternation of the options
-(`root ::= " cello" | " slate"`), so the model always names exactly one legal action.
+The choice is greedy (temperature 0, unless `AgentConfig.temperature` says otherwise) under a
+GBNF alternation of the options (`root ::= " cello" | " slate"`), so the model always names
+exactly one legal action.
 
     >>> options_grammar(("cello", "slate"), leading_space=True)
     'root ::= " cello" | " slate"'

@@ -75,6 +75,9 @@ class TextWorldEvalConfig:
         if bad:
             raise MagsError(f"TextWorldEvalConfig.agents has unknown entries {bad}",
                             f"use some of {', '.join(TEXTWORLD_AGENTS)}")
+        if not 0.0 <= self.temperature <= 2.0:
+            raise MagsError(f"TextWorldEvalConfig.temperature = {self.temperature} is out of "
+                            "range", "use 0 (greedy) to 2 (notebook 10: 0.7)")
         if self.max_steps < 1 or not self.seeds or not self.levels:
             raise MagsError("TextWorldEvalConfig needs max_steps >= 1, seeds and levels",
                             "set max_steps, seeds and levels")
