@@ -65,3 +65,22 @@ def test_intervals_over_seeds_and_bad_settings():
     stage = wo.objective_stage(wo.WriteObjectivesConfig().role(1), "outcome", 1)
     assert stage.reward_names == list(wo.WRITE_OBJECTIVES["outcome"])
     assert stage.output_dir.endswith("write-outcome-s1") and stage.seed == 1
+
+
+def test_the_grpo_budget_knobs_widen_the_step_and_mine_by_the_objectives_own_reward():
+    cfg = wo.WriteObjectivesConfig(grpo_prompts=4, mine=200)
+    plain = wo.objective_stage(cfg.role(0), "f1", 0)
+    assert plain.per_device_train_batch_size == plain.num_generations  # the recipe: 1 prompt
+    assert plain.mine_candidates == 0
+    for objective, reward in (("f1", "engram_reward"), ("outcome", "write_outcome_reward")):
+        stage = wo.objective_stage(cfg.role(0), objective, 0, cfg)
+        assert stage.per_device_train_batch_size == 4 * stage.num_generations
+        assert (stage.mine_candidates, stage.mine_reward) == (200, reward)
+        assert stage.mine_lowest_first
+    from mags_lib.tasks.rewards import REWARDS
+
+    assert set(wo.MINE_REWARDS.values()) <= set(REWARDS)
+    with pytest.raises(MagsError, match="grpo_prompts"):
+        wo.WriteObjectivesConfig(grpo_prompts=0)
+    with pytest.raises(MagsError, match="mine"):
+        wo.WriteObjectivesConfig(mine=-1)

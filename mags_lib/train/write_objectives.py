@@ -46,6 +46,10 @@ WRITE_OBJECTIVES: dict[str, dict[str, float]] = {
 }
 """GRPO reward functions and weights of each write objective (format, budget and guardrail
 terms are the same in all three)."""
+MINE_REWARDS: dict[str, str] = {"f1": "engram_reward", "outcome": "write_outcome_reward",
+                                 "mix": "write_outcome_reward"}
+"""With mining on, each objective picks its GRPO prompts by its own main reward: the rows where
+the SFT model's greedy block scores lowest under what the objective pays for."""
 OBJECTIVES_DIR = MODELS_DIR / "objectives"
 
 
@@ -62,6 +66,13 @@ class WriteObjectivesConfig:
     split: str = field(default="test", metadata={"help": "the held-out split judged"})
     grpo_steps: int | None = field(default=None, metadata={
         "help": "GRPO steps (None: the write recipe's, as notebook 03)"})
+    grpo_prompts: int | None = field(default=None, metadata={
+        "help": "prompts per GRPO step, each with the recipe's 4 completions (None: the write "
+                "recipe's, 1); the ask recipe uses 4"})
+    mine: int = field(default=0, metadata={
+        "help": "training rows the SFT model is decoded on to mine GRPO's prompts, lowest "
+                "score under the objective's MINE_REWARDS first (0: no mining, the rows in "
+                "their order, as notebook 03)"})
     torch_threads: int | None = field(default=None, metadata={
         "help": "torch CPU threads (None: torch's default)"})
     smoke: bool = field(default=False, metadata={"help": "SMOKE-shrunk stages and rows"})
@@ -74,6 +85,11 @@ class WriteObjectivesConfig:
         if self.split not in ("val", "test"):
             raise MagsError(f"split must be 'val' or 'test', not {self.split!r}",
                             "judge on a held-out split")
+        if self.grpo_prompts is not None and self.grpo_prompts < 1:
+            raise MagsError(f"grpo_prompts must be at least 1, not {self.grpo_prompts}",
+                            "pass grpo_prompts >= 1 or None for the recipe's")
+        if self.mine < 0:
+            raise MagsError(f"mine must be >= 0, not {self.mine}", "pass 0 to turn mining off")
         if self.rows_per_op < 1:
             raise MagsError(f"rows_per_op must be at least 1, not {self.rows_per_op}",
                             "pass rows_per_op >= 1")
@@ -116,14 +132,27 @@ def judge_writes(texts: list[str], rows: list[dict], embedder: str = "embedded"
             "op_accuracy": ops["accuracy"], "confusion": ops["confusion"]}
 
 
-def objective_stage(role: RoleTrainConfig, objective: str, seed: int):
-    """The write recipe's GRPO stage with `objective`'s rewards, saved under
-    models/objectives/write-<objective>-s<seed>."""
+def objective_dir(objective: str, seed: int) -> Path:
+    """Where `run_write_objectives` saves the model of one objective and seed."""
+    return OBJECTIVES_DIR / f"write-{objective}-s{seed}"
+
+
+def objective_stage(role: RoleTrainConfig, objective: str, seed: int,
+                    cfg: WriteObjectivesConfig | None = None):
+    """The write recipe's GRPO stage with `objective`'s rewards (and `cfg`'s prompts per step
+    and mining), saved under models/objectives/write-<objective>-s<seed>."""
     _, stage = role.stages()
     rewards = WRITE_OBJECTIVES[objective]
-    return dataclasses.replace(stage, name=f"write-{objective}", reward_names=list(rewards),
-                               reward_weights=list(rewards.values()),
-                               output_dir=str(OBJECTIVES_DIR / f"write-{objective}-s{seed}"))
+    budget: dict[str, Any] = {}
+    if cfg is not None and cfg.grpo_prompts is not None:
+        budget["per_device_train_batch_size"] = stage.num_generations * cfg.grpo_prompts
+    if cfg is not None and cfg.mine > 0:
+        budget.update(mine_candidates=cfg.mine, mine_reward=MINE_REWARDS[objective],
+                      mine_lowest_first=True)
+    stage = dataclasses.replace(stage, name=f"write-{objective}", reward_names=list(rewards),
+                                reward_weights=list(rewards.values()),
+                                output_dir=str(objective_dir(objective, seed)), **budget)
+    return stage.resolved()
 
 
 def run_write_objectives(cfg: WriteObjectivesConfig, out_dir: Path) -> dict[str, Any]:
@@ -150,7 +179,7 @@ def run_write_objectives(cfg: WriteObjectivesConfig, out_dir: Path) -> dict[str,
         for seed in cfg.seeds:
             name = f"{objective}-s{seed}"
             t0 = time.perf_counter()
-            result = run_grpo(objective_stage(cfg.role(seed), objective, seed), rows["train"],
+            result = run_grpo(objective_stage(cfg.role(seed), objective, seed, cfg), rows["train"],
                               [], sft_dir)
             outputs[name] = generate((result.model, result.tokenizer), prompts,
                                      role.eval_max_tokens)
