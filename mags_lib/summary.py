@@ -147,7 +147,36 @@ def objectives_section(root: Path) -> str:
     out = _load(root / "08_write_objectives" / "metrics.json")
     if not out or not out.get("models"):
         return _missing("notebook 08 results", "python -m mags_lib.pipeline --only 08")
-    return ("_SMOKE run_\n\n" if out.get("smoke") else "") + markdown(out)
+    text = ("_SMOKE run_\n\n" if out.get("smoke") else "") + markdown(out)
+    loop = _load(root / "08_write_objectives" / "loop.json")
+    if loop and loop.get("played"):
+        from mags_lib.evaluation.write_models import markdown as loop_markdown
+
+        text += ("\n\nEach model in the closed loop (`mags`, notebook 06's evaluation games):"
+                 "\n\n" + loop_markdown(loop["played"], loop.get("groups")))
+    return text
+
+
+def objectives_headline(root: Path) -> str | None:
+    """One README line: after-drift accuracy in the loop per write objective (notebook 08)."""
+    loop = _load(root / "08_write_objectives" / "loop.json") or {}
+    groups = loop.get("groups") or {}
+    if not groups:
+        return None
+    parts = []
+    for name, g in groups.items():
+        d = g["after_drift"]
+        part = f"{name} {_f(d['mean'])} [{_f(d['ci_low'])}, {_f(d['ci_high'])}]"
+        diff = g.get("after_drift_minus_reference")
+        if diff:
+            part += (f" ({_f(diff['mean'], signed=True)} [{_f(diff['ci_low'], signed=True)}, "
+                     f"{_f(diff['ci_high'], signed=True)}] vs {diff['reference']})")
+        parts.append(part)
+    smoke = ", SMOKE run" if (_load(root / "08_write_objectives" / "metrics.json") or {}).get(
+        "smoke") else ""
+    return ("Write model trained by F1 or by the memory's outcome (notebook 08, after-drift "
+            f"accuracy of `mags` in the loop, mean of {max(g['n'] for g in groups.values())} "
+            f"GRPO seeds, 95% t CI{smoke}): " + "; ".join(parts) + ".")
 
 
 def mechanisms_section(root: Path) -> str:
@@ -335,6 +364,9 @@ def readme_headline(root: Path) -> str:
                   "bound, perfect reader; effect = accuracy lost when the mechanism is off, "
                   f"paired decisions{', SMOKE run' if mech.get('smoke') else ''}):", "",
                   verdict_markdown(mech["mechanisms"])]
+    objectives = objectives_headline(root)
+    if objectives:
+        lines += ["", objectives]
     tw = _load(root / "10_textworld" / "metrics.json") or {}
     if tw.get("games"):
         from mags_lib.evaluation.textworld_eval import summarize_textworld

@@ -193,3 +193,34 @@ def test_the_readme_block_counts_textworld_wins_per_agent(tmp_path):
     (tmp_path / "10_textworld" / "metrics.json").write_text(json.dumps({"games": games}))
     assert ("TextWorld (notebook 10, games won of 3): `oracle` (ceiling) 3, `bare` 1."
             in readme_headline(tmp_path))
+
+
+def test_the_write_objectives_in_the_loop_reach_the_report_and_the_readme_block(tmp_path):
+    from mags_lib.evaluation.write_models import compare_groups
+    from mags_lib.summary import objectives_section, readme_headline
+
+    (tmp_path / "06_evaluate_game").mkdir()
+    (tmp_path / "06_evaluate_game" / "headline.json").write_text(json.dumps([
+        {"surface": "varied", "agent": "mags", "label": "MAGS", "accuracy": 0.8, "ci_low": 0.7,
+         "ci_high": 0.9, "after_drift": 0.8, "after_drift_ci_low": 0.7,
+         "after_drift_ci_high": 0.9, "n_seeds": 3}]))
+    assert "notebook 08" not in readme_headline(tmp_path)
+
+    def writer(after: float) -> dict:
+        pooled = {"accuracy": after, "ci_low": after - 0.1, "ci_high": after + 0.1, "n": 40}
+        return {"accuracy": pooled, "after_drift": pooled, "per_game": [
+            {"seed": 0, "accuracy": after, "after_drift": after, "rule_stores": 90,
+             "rule_stores_exact": 88, "ops": {}}]}
+
+    played = {"phrasings": "heldout", "seeds": [0], "turns": 200, "writers": {
+        "f1-s0": writer(0.8), "f1-s1": writer(0.9), "outcome-s0": writer(0.7),
+        "outcome-s1": writer(0.7)}}
+    groups = compare_groups(played, {"f1-s0": "f1", "f1-s1": "f1", "outcome-s0": "outcome",
+                                     "outcome-s1": "outcome"}, reference="f1")
+    out = tmp_path / "08_write_objectives"
+    out.mkdir()
+    (out / "loop.json").write_text(json.dumps({"played": played, "groups": groups}))
+    line = next(x for x in readme_headline(tmp_path).splitlines() if "notebook 08" in x)
+    assert "f1 0.850" in line and "outcome 0.700" in line and "-0.150" in line
+    (out / "metrics.json").write_text(json.dumps({"models": {}, "smoke": False}))
+    assert "--only 08" in objectives_section(tmp_path)  # no models judged: says how to run
