@@ -177,14 +177,19 @@ def test_the_textworld_table_is_built_from_the_games_with_pooled_rows(tmp_path):
     assert "| oracle (ceiling) | 1.00 |" in pooled[1] and "| 6/6 | 6.0 |" in pooled[1]
 
 
-def test_the_readme_block_counts_textworld_wins_per_agent(tmp_path):
-    from mags_lib.summary import readme_headline
-
-    (tmp_path / "06_evaluate_game").mkdir()
-    (tmp_path / "06_evaluate_game" / "headline.json").write_text(json.dumps([
+def _one_headline_row(root):
+    """A notebook 06 headline with one agent, so the README block renders."""
+    (root / "06_evaluate_game").mkdir()
+    (root / "06_evaluate_game" / "headline.json").write_text(json.dumps([
         {"surface": "varied", "agent": "mags", "label": "MAGS", "accuracy": 0.8, "ci_low": 0.7,
          "ci_high": 0.9, "after_drift": 0.8, "after_drift_ci_low": 0.7,
          "after_drift_ci_high": 0.9, "n_seeds": 3}]))
+
+
+def test_the_readme_block_counts_textworld_wins_per_agent(tmp_path):
+    from mags_lib.summary import readme_headline
+
+    _one_headline_row(tmp_path)
     assert "TextWorld" not in readme_headline(tmp_path)
     games = [{"kind": "coin_collector", "level": 5, "agent": agent, "seed": seed,
               "normalized_score": float(won), "won": won, "steps": 10}
@@ -199,11 +204,7 @@ def test_the_write_objectives_in_the_loop_reach_the_report_and_the_readme_block(
     from mags_lib.evaluation.write_models import compare_groups
     from mags_lib.summary import objectives_section, readme_headline
 
-    (tmp_path / "06_evaluate_game").mkdir()
-    (tmp_path / "06_evaluate_game" / "headline.json").write_text(json.dumps([
-        {"surface": "varied", "agent": "mags", "label": "MAGS", "accuracy": 0.8, "ci_low": 0.7,
-         "ci_high": 0.9, "after_drift": 0.8, "after_drift_ci_low": 0.7,
-         "after_drift_ci_high": 0.9, "n_seeds": 3}]))
+    _one_headline_row(tmp_path)
     assert "notebook 08" not in readme_headline(tmp_path)
 
     def writer(after: float) -> dict:
