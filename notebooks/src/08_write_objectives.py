@@ -21,7 +21,8 @@
 # its GRPO seeds with a t interval and the paired difference to `f1`.
 # Reads `models/write-sft` (notebook 03), `data/synth/write/` (notebook 01, which writes the
 # probes) and `models/gguf/` (notebook 04); writes `models/objectives/` and
-# `results/08_write_objectives/`. About 5 minutes a model to train and 7 to play on 2 idle cores.
+# `results/08_write_objectives/`. About 10 minutes a model to train and 6 to play on 2 idle cores
+# (94 minutes in all on 2026-11-26).
 
 # %% tags=["parameters"]
 SMOKE = False  # True: one seed per objective with SMOKE-shrunk stages, 2 rows per op
