@@ -100,9 +100,29 @@ def training_section(root: Path) -> str:
         parts.append(f"{nb}{smoke}\n\n" + _table(
             ["role", "stage", "n judged", "adherence (no grammar)", "accuracy", "train s",
              "stage wall s", "peak RSS MB"], rows))
+        parts += [n for role in roles if (n := _selection_note(root, role, m.get(role) or {}))]
         if m.get("write_ops"):
             parts.append(write_ops_table(m["write_ops"]))
     return "\n\n".join(parts)
+
+
+def _selection_note(root: Path, role: str, run: dict) -> str | None:
+    """A line when `models/<role>-selected.json` (beside the results folder) names another
+    stage than the run's final one: the models the later notebooks use are then not the ones
+    whose test split the table shows."""
+    from mags_lib.checkpoints import selection_path
+
+    path = selection_path(role, root.parent / "models")
+    ran = ((run.get("test") or {}).get(role) or {}).get("stage") or run.get("selected_stage")
+    try:
+        chosen = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(chosen, dict) or not ran or chosen.get("stage") in (None, ran):
+        return None
+    return (f"_`models/{path.name}` names **{chosen['stage']}**, not this run's {ran}: the "
+            f"later notebooks use {role}-{chosen['stage']}, whose test split this table does "
+            f"not show. Its reason: {chosen.get('reason', 'none recorded')}._")
 
 
 def write_ops_table(rows: list[dict]) -> str:

@@ -88,6 +88,26 @@ def test_training_section_shows_the_write_models_op_confusion(tmp_path):
     assert "| 60 | 0.750 | 0.800 | 0.450 | 1.000 |" in render(tmp_path)
 
 
+def test_training_section_says_when_the_selected_model_is_not_the_one_judged(tmp_path):
+    results, models = tmp_path / "results", tmp_path / "models"
+    (results / "03_train_write_model").mkdir(parents=True)
+    models.mkdir()
+    (results / "03_train_write_model" / "metrics.json").write_text(json.dumps(
+        {"write": {"stages": {}, "selected_stage": "sft",
+                   "test": {"write": {"accuracy": 0.8, "n": 40, "stage": "sft"}}}}))
+    assert "names **" not in render(results)  # no selection file: nothing to say
+    (models / "write-selected.json").write_text(json.dumps(
+        {"role": "write", "stage": "sft", "reason": "best"}))
+    assert "names **" not in render(results)  # the run's own choice
+    (models / "write-selected.json").write_text(json.dumps(
+        {"role": "write", "stage": "grpo", "reason": "re-selected after the run"}))
+    text = render(results)
+    assert "`models/write-selected.json` names **grpo**, not this run's sft" in text
+    assert "re-selected after the run" in text
+    (models / "write-selected.json").write_text("{broken")
+    assert "names **" not in render(results)
+
+
 def test_the_readme_block_is_regenerated_and_the_rest_kept(tmp_path):
     from mags_lib.summary import README_END, README_START, update_readme
 

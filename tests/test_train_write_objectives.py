@@ -84,3 +84,41 @@ def test_the_grpo_budget_knobs_widen_the_step_and_mine_by_the_objectives_own_rew
         wo.WriteObjectivesConfig(grpo_prompts=0)
     with pytest.raises(MagsError, match="mine"):
         wo.WriteObjectivesConfig(mine=-1)
+
+
+def _trained(tmp_path, stamp):
+    d = tmp_path / "write-f1-s0"
+    d.mkdir()
+    (d / "model.safetensors").write_bytes(b"w")
+    (d / "manifest.json").write_text('{"wall_s": 526.33}')
+    (d / "reward_curve.json").write_text('[{"step": 1, "reward": 1.5}]')
+    (d / wo.STAMP).write_text(__import__("json").dumps(stamp))
+    return d
+
+
+def test_resume_keeps_a_model_only_under_its_own_stamp(tmp_path):
+    stamp = {"base_digest": "ab", "train_hash": "cd", "stage": {"max_steps": 10}}
+    d = _trained(tmp_path, stamp)
+    assert wo.trained_model(d, stamp) == {"train_s": 526.3,
+                                          "reward_curve": [{"step": 1, "reward": 1.5}]}
+    for changed in ({**stamp, "base_digest": "other"}, {**stamp, "train_hash": "other"},
+                    {**stamp, "stage": {"max_steps": 20}}):
+        assert wo.trained_model(d, changed) is None  # write-sft, rows or config changed
+    (d / wo.STAMP).write_text("{not json")
+    assert wo.trained_model(d, stamp) is None  # a corrupt stamp retrains, never crashes
+    (d / wo.STAMP).write_text(__import__("json").dumps(stamp))
+    (d / "model.safetensors").unlink()
+    assert wo.trained_model(d, stamp) is None  # no weights
+    assert wo.trained_model(tmp_path / "never-trained", stamp) is None
+
+
+def test_resume_reuses_saved_outputs_only_for_the_same_judged_rows(tmp_path):
+    import json
+
+    judged = [row("add", "a1"), row("none", "n1")]
+    (tmp_path / "objectives_outputs.json").write_text(json.dumps(
+        {"rows": ["a1", "n1"], "outputs": {"f1-s0": ["x", "y"], "short": ["x"]}}))
+    assert wo.earlier_outputs(tmp_path, judged) == {"f1-s0": ["x", "y"]}
+    assert wo.earlier_outputs(tmp_path, [row("add", "a1"), row("none", "n2")]) == {}
+    (tmp_path / "objectives_outputs.json").write_text("truncated {")
+    assert wo.earlier_outputs(tmp_path, judged) == {}

@@ -30,7 +30,9 @@ from typing import Any
 
 from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
+from mags_lib.models import file_digest
 from mags_lib.paths import MODELS_DIR
+from mags_lib.tasks.data import data_hash
 from mags_lib.tasks.outcome import combine, outcome_terms
 from mags_lib.tasks.rewards import WRITE_OPS as OPS
 from mags_lib.tasks.rewards import engram_reward, format_reward, op_confusion
@@ -75,6 +77,10 @@ class WriteObjectivesConfig:
                 "their order, as notebook 03)"})
     torch_threads: int | None = field(default=None, metadata={
         "help": "torch CPU threads (None: torch's default)"})
+    resume: bool = field(default=True, metadata={
+        "help": "reuse a model already trained from the same write-sft weights, training rows "
+                "and stage config (its `objective.json` stamp), judging its saved outputs "
+                "again; False retrains every one"})
     smoke: bool = field(default=False, metadata={"help": "SMOKE-shrunk stages and rows"})
 
     def __post_init__(self) -> None:
@@ -172,23 +178,70 @@ def run_write_objectives(cfg: WriteObjectivesConfig, out_dir: Path) -> dict[str,
         raise MagsError(f"no {cfg.split} write rows carry outcome probes",
                         "re-run notebook 01 (it writes gold['probes'] on write rows)")
     prompts = [r["prompt"] for r in judged]
+    earlier = earlier_outputs(out_dir, judged) if cfg.resume else {}
+    base = {"base_digest": file_digest(sft_dir / "model.safetensors"),
+            "train_hash": data_hash(rows["train"])}
     outputs = {"sft": generate(str(sft_dir), prompts, role.eval_max_tokens)}
     models = {"sft": judge_writes(outputs["sft"], judged)}
     out = _save(out_dir, cfg, judged, models, outputs)
     for objective in cfg.objectives:
         for seed in cfg.seeds:
             name = f"{objective}-s{seed}"
-            t0 = time.perf_counter()
-            result = run_grpo(objective_stage(cfg.role(seed), objective, seed, cfg), rows["train"],
-                              [], sft_dir)
-            outputs[name] = generate((result.model, result.tokenizer), prompts,
-                                     role.eval_max_tokens)
-            models[name] = {**judge_writes(outputs[name], judged), "objective": objective,
-                            "seed": seed, "train_s": round(time.perf_counter() - t0, 1),
-                            "reward_curve": result.reward_curve}
-            del result
+            stage = objective_stage(cfg.role(seed), objective, seed, cfg)
+            stamp = {**base, "stage": json.loads(json.dumps(dataclasses.asdict(stage),
+                                                            default=str))}
+            kept = trained_model(objective_dir(objective, seed), stamp) if cfg.resume else None
+            if kept is not None:
+                outputs[name] = earlier.get(name) or generate(
+                    str(objective_dir(objective, seed)), prompts, role.eval_max_tokens)
+                models[name] = {**judge_writes(outputs[name], judged), "objective": objective,
+                                "seed": seed, **kept, "resumed": True}
+            else:
+                t0 = time.perf_counter()
+                result = run_grpo(stage, rows["train"], [], sft_dir)
+                outputs[name] = generate((result.model, result.tokenizer), prompts,
+                                         role.eval_max_tokens)
+                models[name] = {**judge_writes(outputs[name], judged), "objective": objective,
+                                "seed": seed, "train_s": round(time.perf_counter() - t0, 1),
+                                "reward_curve": result.reward_curve}
+                del result
             out = _save(out_dir, cfg, judged, models, outputs)  # a long study keeps each run
+            if kept is None:  # stamped once its outputs are saved: resume never pairs a model
+                # with another one's outputs
+                write_text(objective_dir(objective, seed) / STAMP, json.dumps(stamp, indent=2))
     return out
+
+
+STAMP = "objective.json"
+"""File in a trained objective model's directory: the write-sft digest, training rows' hash
+and stage config it was trained from (what `resume` compares)."""
+
+
+def trained_model(model_dir: Path, stamp: dict[str, Any]) -> dict[str, Any] | None:
+    """`{"train_s", "reward_curve"}` of the model in `model_dir` when it was trained under
+    `stamp` (same base weights, training rows and stage config) and its weights are there;
+    None otherwise (no stamp, another stamp, an unreadable one, no weights)."""
+    try:
+        same = json.loads((model_dir / STAMP).read_text()) == stamp
+        manifest = json.loads((model_dir / "manifest.json").read_text())
+        curve = json.loads((model_dir / "reward_curve.json").read_text())
+    except (OSError, ValueError):
+        return None
+    if not same or not (model_dir / "model.safetensors").is_file():
+        return None
+    return {"train_s": round(float(manifest.get("wall_s", 0.0)), 1), "reward_curve": curve}
+
+
+def earlier_outputs(out_dir: Path, judged: list[dict]) -> dict[str, list[str]]:
+    """The outputs a previous run saved, when it judged the same rows (else none)."""
+    try:
+        saved = json.loads((out_dir / "objectives_outputs.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    if saved.get("rows") != [r["gold"]["observation"] for r in judged]:
+        return {}
+    return {k: v for k, v in saved.get("outputs", {}).items()
+            if isinstance(v, list) and len(v) == len(judged)}
 
 
 def _save(out_dir: Path, cfg: WriteObjectivesConfig, judged: list[dict],

@@ -26,7 +26,7 @@
 
 # %% tags=["parameters"]
 SMOKE = False  # True: one seed per objective with SMOKE-shrunk stages, 2 rows per op
-OBJECTIVES = ["f1", "outcome"]  # "mix" too: it gave f1's outputs exactly at 1 prompt a step
+OBJECTIVES = ["f1", "outcome", "mix"]
 SEEDS = [0, 1, 2]
 ROWS_PER_OP = 20  # held-out rows judged per gold op (add / update / none)
 SPLIT = "test"
@@ -36,6 +36,8 @@ MINE = 100  # training rows decoded to mine GRPO's prompts by each objective's r
 LOOP = True  # play every model in the closed loop on notebook 06's evaluation games
 LOOP_REFERENCES = ["write-grpo"]  # notebook 04's GGUFs played beside them ("write-sft" too)
 TORCH_THREADS = None  # None: both cores; 1 on a shared machine
+RESUME = True  # reuse a model trained from the same write-sft, rows and config (an unchanged
+# GGUF replays its saved games whatever RESUME says)
 
 # %%
 from IPython.display import Markdown, display
@@ -53,7 +55,7 @@ OUT = results_dir(NAME)
 cfg = WriteObjectivesConfig(objectives=OBJECTIVES, seeds=SEEDS[:1] if SMOKE else SEEDS,
                             rows_per_op=ROWS_PER_OP, split=SPLIT, grpo_steps=GRPO_STEPS,
                             grpo_prompts=GRPO_PROMPTS, mine=MINE,
-                            torch_threads=TORCH_THREADS, smoke=SMOKE)
+                            torch_threads=TORCH_THREADS, resume=RESUME, smoke=SMOKE)
 
 # %% [markdown]
 # ## Train every objective and seed from write-sft, judge all on the same rows

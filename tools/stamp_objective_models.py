@@ -1,0 +1,30 @@
+"""One-off: stamp the six models notebook 08 trained on 2026-11-26 11:04-12:38 (before stamps
+existed), after checking each manifest's stage config equals today's and write-sft is older."""
+import dataclasses
+import json
+import os
+import sys
+
+from mags_lib.models import file_digest
+from mags_lib.paths import MODELS_DIR
+from mags_lib.tasks.data import data_hash
+from mags_lib.train import write_objectives as wo
+from mags_lib.train.stages import load_role_data
+
+cfg = wo.WriteObjectivesConfig(objectives=["f1", "outcome"], grpo_prompts=2, mine=100)
+rows, _ = load_role_data(cfg.role())
+sft = MODELS_DIR / "write-sft" / "model.safetensors"
+base = {"base_digest": file_digest(sft), "train_hash": data_hash(rows["train"])}
+write = "--write" in sys.argv
+for o in cfg.objectives:
+    for seed in cfg.seeds:
+        d = wo.objective_dir(o, seed)
+        stage = wo.objective_stage(cfg.role(seed), o, seed, cfg)
+        now = json.loads(json.dumps(dataclasses.asdict(stage), default=str))
+        man = json.loads((d / "manifest.json").read_text())
+        diff = {k: (man["config"].get(k), v) for k, v in now.items() if man["config"].get(k) != v}
+        older = os.path.getmtime(sft) < os.path.getmtime(d / "model.safetensors")
+        print(d.name, "config differs:", diff, "sft older:", older)
+        if write and not diff and older:
+            (d / wo.STAMP).write_text(json.dumps({**base, "stage": now}, indent=2))
+            print("  stamped")
