@@ -194,8 +194,8 @@ def objectives_headline(root: Path) -> str | None:
         parts.append(part)
     smoke = ", SMOKE run" if (_load(root / "08_write_objectives" / "metrics.json") or {}).get(
         "smoke") else ""
-    return ("Write model trained by F1 or by the memory's outcome (notebook 08, after-drift "
-            f"accuracy of `mags` in the loop, mean of {max(g['n'] for g in groups.values())} "
+    return ("Write model trained by F1, by the memory's outcome or by their mix (notebook 08, "
+            f"after-drift accuracy of `mags` in the loop, mean of {max(g['n'] for g in groups.values())} "
             f"GRPO seeds, 95% t CI{smoke}): " + "; ".join(parts) + ".")
 
 

@@ -1,5 +1,14 @@
-"""One-off: stamp the six models notebook 08 trained on 2026-11-26 11:04-12:38 (before stamps
-existed), after checking each manifest's stage config equals today's and write-sft is older."""
+"""One-off, kept as the record of what was done: stamp the six models notebook 08 trained on
+2026-11-26 11:04-12:38, before `objective.json` stamps existed, so that its resume reuses them.
+
+    python tools/stamp_objective_models.py            # checks only
+    python tools/stamp_objective_models.py --write    # stamps the models that pass
+
+A model is stamped only when its manifest's stage config equals today's `objective_stage` for
+notebook 08's settings of that run (f1 and outcome, 2 prompts a step, 100 mined rows) and its
+weights are newer than write-sft's (write-sft and the write rows were last written at 04:48,
+the models at 11:13-12:00). Not for general use: a new run stamps its own models.
+"""
 import dataclasses
 import json
 import os

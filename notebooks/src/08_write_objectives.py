@@ -22,7 +22,8 @@
 # Reads `models/write-sft` (notebook 03), `data/synth/write/` (notebook 01, which writes the
 # probes) and `models/gguf/` (notebook 04); writes `models/objectives/` and
 # `results/08_write_objectives/`. About 10 minutes a model to train and 6 to play on 2 idle cores
-# (94 minutes in all on 2026-11-26).
+# (94 minutes for f1 and outcome on 2026-11-26; with `RESUME`, adding mix to that run took 44:
+# a model trained from the same write-sft, rows and config is reused, its games replayed).
 
 # %% tags=["parameters"]
 SMOKE = False  # True: one seed per objective with SMOKE-shrunk stages, 2 rows per op
