@@ -194,9 +194,10 @@ def objectives_headline(root: Path) -> str | None:
         parts.append(part)
     smoke = ", SMOKE run" if (_load(root / "08_write_objectives" / "metrics.json") or {}).get(
         "smoke") else ""
+    seeds = max(g["n"] for g in groups.values())
     return ("Write model trained by F1, by the memory's outcome or by their mix (notebook 08, "
-            f"after-drift accuracy of `mags` in the loop, mean of {max(g['n'] for g in groups.values())} "
-            f"GRPO seeds, 95% t CI{smoke}): " + "; ".join(parts) + ".")
+            f"after-drift accuracy of `mags` in the loop, mean of {seeds} GRPO seeds, 95% t "
+            f"CI{smoke}): " + "; ".join(parts) + ".")
 
 
 def mechanisms_section(root: Path) -> str:

@@ -198,6 +198,8 @@ def run_write_objectives(cfg: WriteObjectivesConfig, out_dir: Path) -> dict[str,
                                 "seed": seed, **kept, "resumed": True}
             else:
                 t0 = time.perf_counter()
+                # an older stamp must not vouch for the weights this run writes over
+                (objective_dir(objective, seed) / STAMP).unlink(missing_ok=True)
                 result = run_grpo(stage, rows["train"], [], sft_dir)
                 outputs[name] = generate((result.model, result.tokenizer), prompts,
                                          role.eval_max_tokens)
