@@ -409,3 +409,28 @@ def test_the_loop_writes_a_decision_turn_only_when_questions_are_remembered():
         assert agent.routes[-1][2] == routes
         assert agent.counts["write_calls"] == writes
         agent.act(turn)
+
+
+def test_mags_verbatim_stores_every_information_turn_as_it_came_without_a_write_model():
+    """The write-path ablation: no write model is called (one that raises is never reached),
+    each information turn becomes one `add` of its own text, and the memory's detector alone
+    supersedes; the trained ask model still reads."""
+    class NoWriter(RuleReaderRoleLLM):
+        def chat(self, messages, **kw):
+            raise AssertionError("mags_verbatim called a write model")
+
+    agent, game = play("mags_verbatim", roles={"ask": RuleReaderRoleLLM(), "write": NoWriter()})
+    loop = game.loop
+    informative = sum(n for kind, routes in loop["routes"].items() if kind != "decide"
+                      for n in routes.values())
+    assert loop["write_calls"] == loop["op_add"] == loop["write_parsed"] == informative > 0
+    assert loop.get("op_update", 0) == 0 and loop.get("write_malformed", 0) == 0
+    texts = {d["text"] for _, d in agent.memory.graph.nodes(data=True)}
+    assert any(":" in t for t in texts), "a sentence with a colon was stored whole"
+    assert loop["nodes_superseded"] > 0  # the detector still replaces versions
+    alone = make_agent("mags_verbatim", RuleReaderLLM(), roles={"ask": RuleReaderRoleLLM()})
+    assert alone.loop.writer == "verbatim"  # no write model needed
+    with pytest.raises(MagsError, match="unknown writer"):
+        make_agent("mags", RuleReaderLLM(), roles={"ask": RuleReaderRoleLLM(),
+                                                   "write": RuleReaderRoleLLM()},
+                   loop={"writer": "oracle"})

@@ -35,7 +35,9 @@ games whose decision turns also inform, as TextWorld's room descriptions do), th
 
 `mags_prompted` is the same loop with the untrained base model for every role and a few worked
 examples in the prompts (`few_shot=True`): the generic-LLM fallback, and the baseline for what
-training adds. No code here reads the game's structure: the observation is all it gets.
+training adds. `mags_verbatim` is the same loop with no write model (`writer="verbatim"`):
+every information turn is stored as it came, `add semantic 0.9: <observation>`, so the memory's
+own detectors alone decide what it replaces; it measures what the trained writer adds. No code here reads the game's structure: the observation is all it gets.
 """
 
 from __future__ import annotations
@@ -51,6 +53,9 @@ from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
 from mags_lib.errors import MagsError
 from mags_lib.game.base import Observation
+
+WRITERS = ("model", "verbatim")
+"""What writes the memory on information turns (`LoopConfig.writer`)."""
 
 
 @dataclass
@@ -84,6 +89,10 @@ class LoopConfig:
     consolidate_working: bool = field(default=False, metadata={
         "help": "let the memory's consolidation rule store working items as episodic nodes "
                 "when they leave the block (off: only the write model stores)"})
+    writer: str = field(default="model", metadata={
+        "help": "'model': the write model emits each information turn's <engram> block; "
+                "'verbatim': no write model, every information turn is added as it came "
+                "(semantic, confidence 0.9), the ablation `mags_verbatim`"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -94,6 +103,9 @@ class LoopConfig:
         if self.context not in CONTEXTS:
             raise MagsError(f"unknown loop context {self.context!r}",
                             f"use one of {', '.join(CONTEXTS)}")
+        if self.writer not in WRITERS:
+            raise MagsError(f"LoopConfig: unknown writer {self.writer!r}",
+                            f"use one of {', '.join(WRITERS)}")
         if self.working_lines < 0 or not 0.0 <= self.working_min_cosine <= 1.0:
             raise MagsError(f"LoopConfig: working_lines = {self.working_lines}, "
                             f"working_min_cosine = {self.working_min_cosine}",
@@ -219,21 +231,29 @@ class MagsLoopAgent(MemoryAgent):
     def write(self, obs: Observation, timing: dict[str, float]) -> None:
         from mags_lib.actions import EngramAdd, EngramUpdate, engram_grammar, parse_actions
 
-        t0 = time.perf_counter()
-        held = [h.text for h in self.memory.recall(obs.text, self.loop.write_context,
-                                                   learn=False)]
-        timing["write_recall"] = time.perf_counter() - t0
-        messages = play_write_messages(obs.text, held, few_shot=self.loop.few_shot)
-        t1 = time.perf_counter()
-        out = self.write_llm.chat(messages, max_tokens=self.loop.write_max_tokens,
-                                  temperature=0.0, seed=self.config.seed, stop=[ENGRAM_CLOSE],
-                                  grammar=engram_grammar() if self.loop.write_grammar else None)
-        timing["write"] = time.perf_counter() - t1
-        self.last_tokens["write"] = int(out.usage.get("prompt_tokens") or 0)
-        parsed = parse_actions(closed(out, ENGRAM_CLOSE), "engram")
-        self.counts["write_calls"] += 1
-        self.last_write = {"turn": obs.turn, "held": held, "raw": out.text,
-                           "errors": list(parsed.errors)}
+        if self.loop.writer == "verbatim":
+            text = " ".join(obs.text.split())
+            parsed = parse_actions(f"<engram>\nadd semantic 0.9: {text}\n</engram>", "engram")
+            self.counts["write_calls"] += 1
+            self.last_write = {"turn": obs.turn, "held": [], "raw": "(verbatim)",
+                               "errors": list(parsed.errors)}
+        else:
+            t0 = time.perf_counter()
+            held = [h.text for h in self.memory.recall(obs.text, self.loop.write_context,
+                                                       learn=False)]
+            timing["write_recall"] = time.perf_counter() - t0
+            messages = play_write_messages(obs.text, held, few_shot=self.loop.few_shot)
+            t1 = time.perf_counter()
+            out = self.write_llm.chat(messages, max_tokens=self.loop.write_max_tokens,
+                                      temperature=0.0, seed=self.config.seed,
+                                      stop=[ENGRAM_CLOSE], grammar=engram_grammar()
+                                      if self.loop.write_grammar else None)
+            timing["write"] = time.perf_counter() - t1
+            self.last_tokens["write"] = int(out.usage.get("prompt_tokens") or 0)
+            parsed = parse_actions(closed(out, ENGRAM_CLOSE), "engram")
+            self.counts["write_calls"] += 1
+            self.last_write = {"turn": obs.turn, "held": held, "raw": out.text,
+                               "errors": list(parsed.errors)}
         if not parsed.complete:
             self.counts["write_malformed"] += 1
             return  # a block that does not parse changes nothing

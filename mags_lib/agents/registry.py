@@ -15,7 +15,8 @@ The agents, and what each may know:
 
 * `bare`, `full_context`, `static_rag`, `static_rag_bm25`: the observations only;
 * `mags` (and its read-path variants `mags_consolidated`, `mags_working`): the observations
-  only; its trained ask and write models (`roles`) drive the memory;
+  only; its trained ask and write models (`roles`) drive the memory; `mags_verbatim`: the same
+  with every information turn stored as it came instead of by the write model;
 * `mags_prompted`: the same loop with the untrained base model (`roles["prompted"]`) as ask
   and write model, few-shot;
 * `mags_scripted` and its ablations: **upper bound, perfect writer, game structure given**
@@ -45,11 +46,14 @@ BASELINES: dict[str, type[Agent]] = {"bare": BareAgent, "full_context": FullCont
                                      "static_rag": StaticRagAgent,
                                      "static_rag_bm25": StaticRagBM25Agent,
                                      "oracle": OracleAgent}
-TRAINED_LOOP_AGENTS: tuple[str, ...] = ("mags", "mags_consolidated", "mags_working")
+TRAINED_LOOP_AGENTS: tuple[str, ...] = ("mags", "mags_consolidated", "mags_working",
+                                        "mags_verbatim")
 """The closed loop on MAGS's trained ask and write models (`roles["ask"]`, `roles["write"]`):
 `mags`, and two variants of its read path: `mags_consolidated` (LoopConfig.context
 'consolidated') and `mags_working` (one recent turn from the working-memory block in the answer
-prompt, LoopConfig.working_lines = 1)."""
+prompt, LoopConfig.working_lines = 1); and one of its write path, `mags_verbatim` (no write
+model: every information turn stored as it came, LoopConfig.writer 'verbatim'), the ablation
+that measures what the trained writer adds."""
 LOOP_AGENTS: tuple[str, ...] = (*TRAINED_LOOP_AGENTS, "mags_prompted")
 AGENT_NAMES: tuple[str, ...] = ("bare", "full_context", "static_rag", "static_rag_bm25",
                                 *LOOP_AGENTS, *ABLATIONS, "oracle")
@@ -128,13 +132,16 @@ def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) ->
             loop_overrides.setdefault("context", "consolidated")
         if name == "mags_working":
             loop_overrides.setdefault("working_lines", 1)
-        missing = [r for r in ("ask", "write") if roles.get(r) is None]
+        if name == "mags_verbatim":
+            loop_overrides.setdefault("writer", "verbatim")
+        needed = ("ask",) if loop_overrides.get("writer") == "verbatim" else ("ask", "write")
+        missing = [r for r in needed if roles.get(r) is None]
         if missing:
             raise MagsError(f"agent {name!r} needs its trained {' and '.join(missing)} model(s)",
                             "pass roles={'ask': llm, 'write': llm} (EvalConfig.models loads "
                             "models/gguf/<role>-*.gguf from notebook 04; run notebooks 02-04), "
                             "or play 'mags_prompted' with the base model")
-        ask_llm, write_llm = roles["ask"], roles["write"]
+        ask_llm, write_llm = roles["ask"], roles.get("write")
     try:
         loop = LoopConfig(**loop_overrides)
     except (TypeError, MagsError) as exc:

@@ -14,6 +14,8 @@
 #   (hits connected in the recalled subgraph merged into one line) instead of single hits.
 # * `mags_working`: `mags` whose answer prompt also shows the recent turn from the working-memory
 #   block most similar to an ask query (in place of the weakest recalled line).
+# * `mags_verbatim`: `mags` without its write model: every information turn is added to memory as
+#   it came, and the memory's detectors alone decide what it supersedes (what the writer adds).
 # * baselines: `bare` (no memory), `full_context` (recent turns in a 512-token window),
 #   `static_rag` (raw observations, the same embedder and hybrid retriever as MAGS, never updated).
 # * **upper bounds, not MAGS**: `mags_scripted` (perfect writer, game structure given: the game's
@@ -38,7 +40,8 @@ AGENTS = ["bare", "oracle", "mags", "mags_scripted", "static_rag", "full_context
 SURFACES = ["varied", "fixed"]  # varied: held-out phrasings only
 VARIED_ONLY = ["mags_prompted",  # the base model writes ~1-2 s a turn: played where it counts
                "mags_consolidated",  # MAGS reading consolidated recall contexts, not hits
-               "mags_working"]  # MAGS with a recent turn from the working-memory block
+               "mags_working",  # MAGS with a recent turn from the working-memory block
+               "mags_verbatim"]  # MAGS without its write model: every turn stored as it came
 ABLATIONS = ["mags_scripted_no_hebbian", "mags_scripted_no_decay", "mags_scripted_flat",
              "mags_scripted_no_contradiction"]  # played on the fixed surface
 DECISION_LLM = "auto"  # the trained answer model (notebook 04's GGUF); "embedded": the base model
