@@ -4,6 +4,7 @@ real embedded models: what is on the screen is what is asserted."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 
 import pytest
@@ -67,15 +68,18 @@ def test_ctrl_c_mid_answer_keeps_the_memory_as_it_was(tmp_path):
     chat = _spawn("chat", "--memory", memory, "--max-tokens", "600")
     chat.expect_exact(PROMPT)
     _send(chat, "My sister Ana lives in Porto.")
-    # Ctrl-C while the turn runs. The base model may answer so fast (a short echo) that the turn
-    # ends before the signal lands (seen once on a loaded machine, three tries in a row); then
-    # that turn was applied whole and another is tried.
-    names = ("Bo", "Cy", "Di", "Ed", "Flo", "Gus")
+    # Ctrl-C while the turn runs: SIGINT, what a terminal sends its foreground process on ^C,
+    # sent to the chat directly. (Typed into the pty, a CI run on 2026-11-26 saw all six ^C
+    # echoed mid-turn and no turn interrupted; 10 reruns, alone and in the clean clone, never
+    # did. The typed ^C is still tested at the prompt below.) The base model may answer so fast
+    # (a short echo) that the turn ends before the signal lands; then that turn was applied
+    # whole and another is tried.
+    names = ("Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivo", "Jo", "Kai")
     interrupted = []
     for name in names:
         chat.sendline(f"{name} keeps bees. Write a very long story about {name} and his bees.")
         chat.expect_exact("mags> ")
-        chat.sendintr()
+        chat.kill(signal.SIGINT)
         i = chat.expect_exact(["[interrupted: this turn was not applied to memory]", PROMPT])
         if i == 0:
             chat.expect_exact(PROMPT)
