@@ -16,9 +16,13 @@ PROMPT = "you> "
 
 
 def _spawn(*args: str) -> pexpect.spawn:
+    """The program in a pty, as a person's shell starts it: with Ctrl-C's default action even
+    when the suite itself runs with SIGINT ignored (a background job of a non-interactive shell,
+    `(make test &)`, inherits SIG_IGN, and Python then installs no KeyboardInterrupt handler)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "COLUMNS": "160"}
     child = pexpect.spawn(sys.executable, ["-m", "mags_lib", *args], encoding="utf-8",
-                          timeout=180, env=env, dimensions=(50, 160))
+                          timeout=180, env=env, dimensions=(50, 160),
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     child.logfile_read = sys.stdout  # shown by pytest on failure
     return child
 
@@ -68,18 +72,15 @@ def test_ctrl_c_mid_answer_keeps_the_memory_as_it_was(tmp_path):
     chat = _spawn("chat", "--memory", memory, "--max-tokens", "600")
     chat.expect_exact(PROMPT)
     _send(chat, "My sister Ana lives in Porto.")
-    # Ctrl-C while the turn runs: SIGINT, what a terminal sends its foreground process on ^C,
-    # sent to the chat directly. (Typed into the pty, a CI run on 2026-11-26 saw all six ^C
-    # echoed mid-turn and no turn interrupted; 10 reruns, alone and in the clean clone, never
-    # did. The typed ^C is still tested at the prompt below.) The base model may answer so fast
-    # (a short echo) that the turn ends before the signal lands; then that turn was applied
-    # whole and another is tried.
-    names = ("Bo", "Cy", "Di", "Ed", "Flo", "Gus", "Hal", "Ivo", "Jo", "Kai")
+    # Ctrl-C while the turn runs. The base model may answer so fast (a short echo) that the turn
+    # ends before the signal lands (seen once on a loaded machine, three tries in a row); then
+    # that turn was applied whole and another is tried.
+    names = ("Bo", "Cy", "Di", "Ed", "Flo", "Gus")
     interrupted = []
     for name in names:
         chat.sendline(f"{name} keeps bees. Write a very long story about {name} and his bees.")
         chat.expect_exact("mags> ")
-        chat.kill(signal.SIGINT)
+        chat.sendintr()
         i = chat.expect_exact(["[interrupted: this turn was not applied to memory]", PROMPT])
         if i == 0:
             chat.expect_exact(PROMPT)
