@@ -3,6 +3,7 @@ Training itself runs in the notebook (SMOKE in the slow chain test)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,7 @@ def _trained(tmp_path, stamp):
     (d / "model.safetensors").write_bytes(b"w")
     (d / "manifest.json").write_text('{"wall_s": 526.33}')
     (d / "reward_curve.json").write_text('[{"step": 1, "reward": 1.5}]')
-    (d / wo.STAMP).write_text(__import__("json").dumps(stamp))
+    (d / wo.STAMP).write_text(json.dumps(stamp))
     return d
 
 
@@ -108,15 +109,13 @@ def test_resume_keeps_a_model_only_under_its_own_stamp(tmp_path):
         assert wo.trained_model(d, changed) is None  # write-sft, rows or config changed
     (d / wo.STAMP).write_text("{not json")
     assert wo.trained_model(d, stamp) is None  # a corrupt stamp retrains, never crashes
-    (d / wo.STAMP).write_text(__import__("json").dumps(stamp))
+    (d / wo.STAMP).write_text(json.dumps(stamp))
     (d / "model.safetensors").unlink()
     assert wo.trained_model(d, stamp) is None  # no weights
     assert wo.trained_model(tmp_path / "never-trained", stamp) is None
 
 
 def test_resume_reuses_saved_outputs_only_for_the_same_judged_rows(tmp_path):
-    import json
-
     judged = [row("add", "a1"), row("none", "n1")]
     (tmp_path / "objectives_outputs.json").write_text(json.dumps(
         {"rows": ["a1", "n1"], "outputs": {"f1-s0": ["x", "y"], "short": ["x"]}}))
@@ -130,7 +129,6 @@ def test_a_study_resumes_its_models_and_retrains_what_changed(tmp_path, monkeypa
     """run_write_objectives with training and decoding faked: a second run reuses both models
     and their saved outputs; a changed write-sft retrains; a run that dies in training leaves
     no stamp that would vouch for the half-written model."""
-    import json
     import types
 
     import mags_lib.train.evaluate as evaluate
@@ -177,7 +175,8 @@ def test_a_study_resumes_its_models_and_retrains_what_changed(tmp_path, monkeypa
     assert second["models"]["outcome-s0"] == {**first["models"]["outcome-s0"],
                                               "resumed": True, "train_s": 12.0}
 
-    (models / "write-sft" / "model.safetensors").write_bytes(b"sft v2, retrained")  # notebook 03 re-ran
+    # notebook 03 re-ran: write-sft's weights change
+    (models / "write-sft" / "model.safetensors").write_bytes(b"sft v2, retrained")
     calls.update(train=[], generate=0, die=True)
     with pytest.raises(RuntimeError):
         wo.run_write_objectives(cfg, out)

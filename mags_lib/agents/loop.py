@@ -37,7 +37,8 @@ games whose decision turns also inform, as TextWorld's room descriptions do), th
 examples in the prompts (`few_shot=True`): the generic-LLM fallback, and the baseline for what
 training adds. `mags_verbatim` is the same loop with no write model (`writer="verbatim"`):
 every information turn is stored as it came, `add semantic 0.9: <observation>`, so the memory's
-own detectors alone decide what it replaces; it measures what the trained writer adds. No code here reads the game's structure: the observation is all it gets.
+own detectors alone decide what it replaces; it measures what the trained writer adds. No code
+here reads the game's structure: the observation is all it gets.
 """
 
 from __future__ import annotations
@@ -234,7 +235,6 @@ class MagsLoopAgent(MemoryAgent):
         if self.loop.writer == "verbatim":
             text = " ".join(obs.text.split())
             parsed = parse_actions(f"<engram>\nadd semantic 0.9: {text}\n</engram>", "engram")
-            self.counts["write_calls"] += 1
             self.last_write = {"turn": obs.turn, "held": [], "raw": "(verbatim)",
                                "errors": list(parsed.errors)}
         else:
@@ -251,9 +251,9 @@ class MagsLoopAgent(MemoryAgent):
             timing["write"] = time.perf_counter() - t1
             self.last_tokens["write"] = int(out.usage.get("prompt_tokens") or 0)
             parsed = parse_actions(closed(out, ENGRAM_CLOSE), "engram")
-            self.counts["write_calls"] += 1
             self.last_write = {"turn": obs.turn, "held": held, "raw": out.text,
                                "errors": list(parsed.errors)}
+        self.counts["write_calls"] += 1
         if not parsed.complete:
             self.counts["write_malformed"] += 1
             return  # a block that does not parse changes nothing

@@ -23,7 +23,7 @@
 # probes) and `models/gguf/` (notebook 04); writes `models/objectives/` and
 # `results/08_write_objectives/`. About 10 minutes a model to train and 6 to play on 2 idle cores
 # (94 minutes for f1 and outcome on 2026-11-26; with `RESUME`, adding mix to that run took 44:
-# a model trained from the same write-sft, rows and config is reused, its games replayed).
+# a model trained from the same write-sft, rows and config is reused, its saved games too).
 
 # %% tags=["parameters"]
 SMOKE = False  # True: one seed per objective with SMOKE-shrunk stages, 2 rows per op
@@ -38,7 +38,7 @@ LOOP = True  # play every model in the closed loop on notebook 06's evaluation g
 LOOP_REFERENCES = ["write-grpo"]  # notebook 04's GGUFs played beside them ("write-sft" too)
 TORCH_THREADS = None  # None: both cores; 1 on a shared machine
 RESUME = True  # reuse a model trained from the same write-sft, rows and config (an unchanged
-# GGUF replays its saved games whatever RESUME says)
+# GGUF reuses its saved games whatever RESUME says)
 
 # %%
 from IPython.display import Markdown, display
