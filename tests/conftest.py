@@ -22,3 +22,29 @@ def embedded_llm():
     from mags_lib.llm import LLMConfig, load_llm
 
     return load_llm(LLMConfig(model="embedded", cache=False, n_ctx=1024))
+
+
+# Peak use of the temporary folder by one run of the suite (measured: see docs/journal.md).
+NEEDED_TMP_GB = 6.0
+
+
+def pytest_sessionstart(session):
+    """Stop at once, with the cause and the fix, when the temporary folder's disk is nearly full.
+
+    Without this the suite runs for twenty minutes and then fails in whichever test first saves
+    a model, with a bare `No space left on device` from safetensors.
+    """
+    import shutil
+    import tempfile
+
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    base = factory.getbasetemp() if factory is not None else tempfile.gettempdir()
+    free_gb = shutil.disk_usage(base).free / 1e9
+    if free_gb < NEEDED_TMP_GB:
+        pytest.exit(
+            f"only {free_gb:.1f} GB free on the disk of {base}; the test suite needs about "
+            f"{NEEDED_TMP_GB:.0f} GB there (it saves merged models). Free space (old "
+            "pytest-of-* folders under the temporary directory, stale clones) or point "
+            "pytest elsewhere with --basetemp=/a/folder/with/room.",
+            returncode=3,
+        )
