@@ -160,15 +160,21 @@ def seeds_section(root: Path) -> str:
     return _missing("notebook 07 results", "python -m mags_lib.pipeline --only 07")
 
 
-def objectives_section(root: Path) -> str:
-    """Notebook 08: the write model's GRPO under F1, outcome and mixed rewards."""
-    from mags_lib.train.write_objectives import markdown
+STUDIES = {"08_write_objectives": ("08", "Write model trained by F1, by the memory's outcome or "
+                                          "by their mix"),
+           "11_ask_objectives": ("11", "Ask model trained by F1 to the gold queries or by "
+                                       "whether its queries find the rule")}
+"""The objective studies (folder -> notebook number, README lead): same loop.json layout."""
 
-    out = _load(root / "08_write_objectives" / "metrics.json")
+
+def _study_section(root: Path, folder: str, study_markdown) -> str:
+    number = STUDIES[folder][0]
+    out = _load(root / folder / "metrics.json")
     if not out or not out.get("models"):
-        return _missing("notebook 08 results", "python -m mags_lib.pipeline --only 08")
-    text = ("_SMOKE run_\n\n" if out.get("smoke") else "") + markdown(out)
-    loop = _load(root / "08_write_objectives" / "loop.json")
+        return _missing(f"notebook {number} results",
+                        f"python -m mags_lib.pipeline --only {number}")
+    text = ("_SMOKE run_\n\n" if out.get("smoke") else "") + study_markdown(out)
+    loop = _load(root / folder / "loop.json")
     if loop and loop.get("played"):
         from mags_lib.evaluation.write_models import markdown as loop_markdown
 
@@ -177,9 +183,23 @@ def objectives_section(root: Path) -> str:
     return text
 
 
-def objectives_headline(root: Path) -> str | None:
-    """One README line: after-drift accuracy in the loop per write objective (notebook 08)."""
-    loop = _load(root / "08_write_objectives" / "loop.json") or {}
+def objectives_section(root: Path) -> str:
+    """Notebook 08: the write model's GRPO under F1, outcome and mixed rewards."""
+    from mags_lib.train.write_objectives import markdown
+
+    return _study_section(root, "08_write_objectives", markdown)
+
+
+def ask_objectives_section(root: Path) -> str:
+    """Notebook 11: the ask model's GRPO under F1 to gold queries and the retrieval outcome."""
+    from mags_lib.train.ask_objectives import markdown
+
+    return _study_section(root, "11_ask_objectives", markdown)
+
+
+def objectives_headline(root: Path, folder: str = "08_write_objectives") -> str | None:
+    """One README line: after-drift accuracy in the loop per objective of a study."""
+    loop = _load(root / folder / "loop.json") or {}
     groups = loop.get("groups") or {}
     if not groups:
         return None
@@ -192,12 +212,12 @@ def objectives_headline(root: Path) -> str | None:
             part += (f" ({_f(diff['mean'], signed=True)} [{_f(diff['ci_low'], signed=True)}, "
                      f"{_f(diff['ci_high'], signed=True)}] vs {diff['reference']})")
         parts.append(part)
-    smoke = ", SMOKE run" if (_load(root / "08_write_objectives" / "metrics.json") or {}).get(
+    smoke = ", SMOKE run" if (_load(root / folder / "metrics.json") or {}).get(
         "smoke") else ""
     seeds = max(g["n"] for g in groups.values())
-    return ("Write model trained by F1, by the memory's outcome or by their mix (notebook 08, "
-            f"after-drift accuracy of `mags` in the loop, mean of {seeds} GRPO seeds, 95% t "
-            f"CI{smoke}): " + "; ".join(parts) + ".")
+    number, lead = STUDIES[folder]
+    return (f"{lead} (notebook {number}, after-drift accuracy of `mags` in the loop, mean of "
+            f"{seeds} GRPO seeds, 95% t CI{smoke}): " + "; ".join(parts) + ".")
 
 
 def mechanisms_section(root: Path) -> str:
@@ -385,9 +405,10 @@ def readme_headline(root: Path) -> str:
                   "bound, perfect reader; effect = accuracy lost when the mechanism is off, "
                   f"paired decisions{', SMOKE run' if mech.get('smoke') else ''}):", "",
                   verdict_markdown(mech["mechanisms"])]
-    objectives = objectives_headline(root)
-    if objectives:
-        lines += ["", objectives]
+    for folder in STUDIES:
+        objectives = objectives_headline(root, folder)
+        if objectives:
+            lines += ["", objectives]
     tw = _load(root / "10_textworld" / "metrics.json") or {}
     if tw.get("games"):
         from mags_lib.evaluation.textworld_eval import summarize_textworld
@@ -432,6 +453,7 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
 SECTIONS = (("Pipeline runs", pipeline_section), ("Dataset (01)", synth_section),
             ("Training (02, 03)", training_section), ("Ask GRPO over seeds (07)", seeds_section),
             ("Write objectives (08)", objectives_section),
+            ("Ask objectives (11)", ask_objectives_section),
             ("GGUF export (04)", export_section),
             ("Graph dynamics (05)", dynamics_section), ("Game evaluation (06)", evaluation_section),
             ("Mechanisms by regime (09)", mechanisms_section),

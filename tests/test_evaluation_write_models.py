@@ -30,6 +30,16 @@ def test_by_default_the_games_are_notebook_06s_varied_held_out_games():
         wm.WriterLoopConfig(turns=0)
 
 
+def test_ask_models_play_in_the_ask_role_beside_the_default_writer():
+    ev = wm.WriterLoopConfig(role="ask").eval_config("f1-s0", "ask.gguf")
+    assert ev.models == {"ask": "ask.gguf", "write": "auto"}
+    with pytest.raises(MagsError, match="unknown role"):
+        wm.WriterLoopConfig(role="answer")
+    text = wm.markdown({"role": "ask", "phrasings": "heldout", "seeds": [0], "turns": 10,
+                        "writers": {"f1-s0": _writer(0.8)}})
+    assert "| ask model | accuracy" in text and "1 games an ask model" in text
+
+
 def test_groups_average_over_their_writers_and_pair_seeds_against_the_reference():
     played = {"phrasings": "heldout", "seeds": [0], "turns": 10, "writers": {
         "f1-s0": _writer(0.80), "f1-s1": _writer(0.70), "f1-s2": _writer(0.90),

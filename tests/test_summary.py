@@ -245,3 +245,37 @@ def test_the_write_objectives_in_the_loop_reach_the_report_and_the_readme_block(
     assert "f1 0.850" in line and "outcome 0.700" in line and "-0.150" in line
     (out / "metrics.json").write_text(json.dumps({"models": {}, "smoke": False}))
     assert "--only 08" in objectives_section(tmp_path)  # no models judged: says how to run
+
+
+def test_the_ask_objectives_reach_the_report_and_the_readme_block(tmp_path):
+    from mags_lib.evaluation.write_models import compare_groups
+    from mags_lib.summary import ask_objectives_section, readme_headline
+
+    _one_headline_row(tmp_path)
+    assert "--only 11" in ask_objectives_section(tmp_path)
+    judged = {"n": 4, "adherence": 1.0, "f1": 0.6, "hit_at_1": 0.9, "query_hit_at_1": 0.8,
+              "play_hit_at_3": 1.0, "queries_per_row": 1.5}
+
+    def asker(after: float) -> dict:
+        pooled = {"accuracy": after, "ci_low": after - 0.1, "ci_high": after + 0.1, "n": 40}
+        return {"accuracy": pooled, "after_drift": pooled, "per_game": [
+            {"seed": 0, "accuracy": after, "after_drift": after, "rule_stores": 90,
+             "rule_stores_exact": 88, "ops": {}}]}
+
+    played = {"role": "ask", "phrasings": "heldout", "seeds": [0], "turns": 200,
+              "writers": {"f1-s0": asker(0.8), "outcome-s0": asker(0.85)}}
+    groups = compare_groups(played, {"f1-s0": "f1", "outcome-s0": "outcome"}, reference="f1")
+    out = tmp_path / "11_ask_objectives"
+    out.mkdir()
+    (out / "metrics.json").write_text(json.dumps({
+        "rows": 4, "split": "test", "smoke": False,
+        "models": {"sft": judged, "f1-s0": {**judged, "objective": "f1"}},
+        "by_objective": {"f1": {"n_seeds": 1, **{k: {"mean": judged[k], "ci_low": None,
+                                                     "ci_high": None}
+                                                 for k in ("hit_at_1", "play_hit_at_3", "f1")}}}}))
+    (out / "loop.json").write_text(json.dumps({"played": played, "groups": groups}))
+    section = ask_objectives_section(tmp_path)
+    assert "| sft | 0.900 | 1.000 | 0.800 | 0.600 |" in section
+    assert "| ask model | accuracy" in section
+    line = next(x for x in readme_headline(tmp_path).splitlines() if "notebook 11" in x)
+    assert line.startswith("Ask model trained") and "outcome 0.850" in line and "+0.050" in line

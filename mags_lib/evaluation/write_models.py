@@ -1,4 +1,5 @@
-"""Play several write models in the closed loop on the same games, and compare them by group.
+"""Play several write (or ask) models in the closed loop on the same games, and compare them
+by group.
 
     cfg = WriterLoopConfig()                        # notebook 06's varied held-out games
     out = play_writers({"f1-s0": "a.gguf", "outcome-s0": "b.gguf"}, cfg)
@@ -6,7 +7,9 @@
     compare_groups(out, {"f1-s0": "f1", "outcome-s0": "outcome"})  # means over seeds, t CI
 
 Each write model plays `mags` (the trained ask model, notebook 04's answer model) with
-everything else fixed, so a difference between two writers is the writer's. By default the
+everything else fixed, so a difference between two writers is the writer's. With
+`role="ask"` the models played are ask models instead, beside notebook 04's write model
+(notebook 11). By default the
 games are the ones notebook 06 reports (seeds 0-2, varied surface, held-out phrasings);
 `tools/writer_in_loop.py` passes notebook 01's val seeds in the *training* phrasings instead,
 for choosing a recipe without the evaluation games. Games go to
@@ -41,19 +44,26 @@ class WriterLoopConfig:
         "help": "decision LLM as notebook 06's DECISION_LLM ('auto': the trained answer model)"})
     ask_model: str = field(default="auto", metadata={
         "help": "the loop's ask model ('auto': notebook 04's GGUF of the selected ask stage)"})
+    write_model: str = field(default="auto", metadata={
+        "help": "the loop's write model when the models played are ask models"})
+    role: str = field(default="write", metadata={
+        "help": "the role the played models fill: 'write' (notebook 08) or 'ask' (notebook 11)"})
     output: str = field(default="writers_in_loop", metadata={
         "help": "results/<output>/<writer name>/ receives each writer's games"})
     smoke: bool = field(default=False, metadata={
         "help": "one game of the evaluation config's SMOKE length"})
 
     def __post_init__(self) -> None:
+        if self.role not in ("write", "ask"):
+            raise MagsError(f"unknown role {self.role!r}", "use 'write' or 'ask'")
         if self.phrasings not in ("heldout", "train"):
             raise MagsError(f"unknown phrasings {self.phrasings!r}", "use 'heldout' or 'train'")
         if not self.seeds or self.turns < 1:
             raise MagsError(f"no seeds ({self.seeds}) or turns < 1 ({self.turns})",
                             "pass at least one seed and a positive number of turns")
 
-    def eval_config(self, name: str, write_model: str) -> EvalConfig:
+    def eval_config(self, name: str, model: str) -> EvalConfig:
+        """The evaluation run of one played model (`model`, a GGUF, in `self.role`)."""
         from mags_lib.evaluation.answer_model import decision_llm_settings
         from mags_lib.game import GameConfig
         from mags_lib.llm import LLMConfig
@@ -65,7 +75,8 @@ class WriterLoopConfig:
                             phrasings=self.phrasings),
             llm=LLMConfig(model=decision["model"], n_ctx=1024),
             answer_tags=decision["answer_tags"], prompt_format="completion",
-            models={"ask": self.ask_model, "write": write_model}, embedder="embedded", k=3,
+            models={"ask": self.ask_model, "write": self.write_model, self.role: model},
+            embedder="embedded", k=3,
             smoke=self.smoke, smoke_seeds=1, output=f"{self.output}/{name}", verbose=False)
 
 
@@ -76,7 +87,8 @@ def play_writers(writers: dict[str, str], cfg: WriterLoopConfig) -> dict[str, An
     from mags_lib.evaluation.runner import run_eval
 
     shape = cfg.eval_config("-", "-").resolved()  # SMOKE cuts seeds and turns
-    out: dict[str, Any] = {"phrasings": cfg.phrasings, "seeds": list(shape.seeds),
+    out: dict[str, Any] = {"role": cfg.role, "phrasings": cfg.phrasings,
+                           "seeds": list(shape.seeds),
                            "turns": shape.game.episode_length, "writers": {}}
     for name, path in writers.items():
         result = run_eval(cfg.eval_config(name, path))
@@ -140,9 +152,12 @@ def markdown(played: dict[str, Any], groups: dict[str, dict[str, Any]] | None = 
     def f(x: Any) -> str:
         return "-" if x is None else f"{x:.3f}"
 
-    lines = [f"{len(played['seeds'])} games a writer (varied surface, {played['phrasings']} "
+    role = f"{played.get('role', 'write')} model"
+    article = "an" if role.startswith("ask") else "a"
+    lines = [f"{len(played['seeds'])} games {article} {role} (varied surface, "
+             f"{played['phrasings']} "
              f"phrasings, seeds {played['seeds']}), {played['turns']} turns", "",
-             "| writer | accuracy [95% CI] | after drift [95% CI] | per game | rule sentences "
+             f"| {role} | accuracy [95% CI] | after drift [95% CI] | per game | rule sentences "
              "stored (exact) |", "|---|---|---|---|---|"]
     for name, w in played["writers"].items():
         a, d = w["accuracy"], w["after_drift"]
@@ -153,7 +168,7 @@ def markdown(played: dict[str, Any], groups: dict[str, dict[str, Any]] | None = 
                      f"{f(d['accuracy'])} [{f(d['ci_low'])}, {f(d['ci_high'])}] | {per} | "
                      f"{stores} |")
     if groups:
-        lines += ["", "| group | writers | accuracy, mean [95% t CI] | after drift, mean [95% t "
+        lines += ["", f"| group | {role}s | accuracy, mean [95% t CI] | after drift, mean [95% t "
                   "CI] | after drift minus reference [95% t CI] |", "|---|---|---|---|---|"]
         for group, g in groups.items():
             cells = [f"{f(g[k]['mean'])} [{f(g[k]['ci_low'])}, {f(g[k]['ci_high'])}]"

@@ -11,8 +11,8 @@ Keyword parameters with defaults (`k`, `max_queries`, ...) are set from a config
     >>> text = "<recall>\\nquery: glarb diet\\n</recall>"
     >>> format_reward([text, "hello"], task=["ask", "ask"])
     [1.0, 0.0]
-    >>> sorted(REWARDS)[:4], sorted(REWARDS)[4:]
-    (['answer_reward', 'budget_penalty', 'engram_reward', 'format_reward'], ['guardrail_reward', 'recall_precision_reward', 'recall_reward', 'write_outcome_reward'])
+    >>> sorted(REWARDS)[:5], sorted(REWARDS)[5:]
+    (['answer_reward', 'ask_f1_reward', 'budget_penalty', 'engram_reward', 'format_reward'], ['guardrail_reward', 'recall_precision_reward', 'recall_reward', 'write_outcome_reward'])
 
 `recall_reward` and `recall_precision_reward` are the only ones with state: they build a real
 `LiquidMemory` from the row's `gold["memory_facts"]` and cache it by a hash of the facts, so the
@@ -264,6 +264,40 @@ def recall_precision_reward(completions: list, gold: list | None = None, k: int 
     for c, g in zip(completions, golds, strict=True):
         hits = query_hits(completion_text(c), gold_of(g), k, max_queries, embedder)
         out.append(None if hits is None else sum(hits) / len(hits) if hits else 0.0)
+    return out
+
+
+def ask_f1_reward(completions: list, gold: list | None = None, **kwargs) -> list[float | None]:
+    """Soft F1 of the completion's recall queries against a gold annotation's
+    (`gold["queries"]`): each query is matched to its most similar query on the other side
+    (token-set Dice, `_overlap`); precision is the mean over the completion's queries, recall
+    the mean over the gold ones. 0.0 without a `<recall>` block or query; None for rows
+    without gold queries. The imitation objective the ask model's outcome rewards
+    (`recall_reward`, `recall_precision_reward`) are compared with (notebook 11): it pays
+    for saying what the annotator said, not for finding the rule.
+
+    >>> g = {"queries": ["what the glarb eats when it is rainy"]}
+    >>> [round(x, 3) for x in ask_f1_reward(
+    ...     ["<recall>\\nquery: what the glarb eats when it is rainy\\n</recall>",
+    ...      "<recall>\\nquery: glarb rainy\\nquery: what the glarb eats when rainy\\n</recall>",
+    ...      "<recall>\\n</recall>", "no block"], gold=[g] * 4)]
+    [1.0, 0.725, 0.0, 0.0]
+    """
+    golds = _column({"gold": gold}, "gold", len(completions))
+    out: list[float | None] = []
+    for c, g in zip(completions, golds, strict=True):
+        want = [q for q in gold_of(g).get("queries") or [] if isinstance(q, str)]
+        if not want:
+            out.append(None)
+            continue
+        got = recall_queries(completion_text(c))
+        if not got:
+            out.append(0.0)
+            continue
+        precision = sum(max(_overlap(q, w) for w in want) for q in got) / len(got)
+        recall = sum(max(_overlap(w, q) for q in got) for w in want) / len(want)
+        out.append(0.0 if precision + recall == 0 else
+                   2 * precision * recall / (precision + recall))
     return out
 
 
@@ -526,6 +560,7 @@ REWARDS: dict[str, Reward] = {
     "format_reward": format_reward,
     "recall_reward": recall_reward,
     "recall_precision_reward": recall_precision_reward,
+    "ask_f1_reward": ask_f1_reward,
     "engram_reward": engram_reward,
     "budget_penalty": budget_penalty,
     "guardrail_reward": guardrail_reward,

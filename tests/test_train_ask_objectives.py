@@ -1,0 +1,134 @@
+"""The ask-objective study (notebook 11): the imitation reward, gold queries, judging, stages,
+resume. Training itself runs in the notebook (SMOKE in the slow chain test)."""
+
+from __future__ import annotations
+
+import json
+import types
+from pathlib import Path
+
+import pytest
+
+from mags_lib.errors import MagsError
+from mags_lib.tasks.rewards import REWARDS, ask_f1_reward, recall_reward
+from mags_lib.train import ask_objectives as ao
+
+FACTS = ["On rainy turns, the purple glarb eats only the stone.",
+         "On sunny turns, the purple glarb eats only the copper.",
+         "The red fox sleeps at noon."]
+
+
+def row(observation="It is a rainy turn. Which does the purple glarb eat?",
+        gold_block="<recall>\nquery: what the purple glarb eats when it is rainy\n</recall>"):
+    return {"prompt": [{"role": "user", "content": observation}], "task": "ask",
+            "completion": [{"role": "assistant", "content": gold_block}], "game_seed": 7,
+            "gold": {"observation": observation, "memory_facts": FACTS,
+                     "gold_node_text": FACTS[0]}}
+
+
+def test_the_imitation_reward_pays_the_annotators_words_not_the_rule_found():
+    [r] = ao.with_gold_queries([row()])
+    assert r["gold"]["queries"] == ["what the purple glarb eats when it is rainy"]
+    assert "queries" not in row()["gold"]  # the rows given are not changed
+    copy = "<recall>\nquery: what the purple glarb eats when it is rainy\n</recall>"
+    terse = "<recall>\nquery: glarb rainy\n</recall>"  # finds the rule in fewer words
+    wrong = "<recall>\nquery: what the purple glarb eats when it is sunny\n</recall>"
+    f1 = ask_f1_reward([copy, terse, wrong, "<recall>\n</recall>"], gold=[r["gold"]] * 4)
+    found = recall_reward([copy, terse, wrong], gold=[r["gold"]] * 3, k=1)
+    assert f1[0] == 1.0 and f1[3] == 0.0 and f1[2] > f1[1]  # the wrong weather imitates better
+    assert found == [1.0, 1.0, 0.0]
+    assert ask_f1_reward([copy], gold=[{"observation": "x"}]) == [None]  # no annotation
+    assert "ask_f1_reward" in REWARDS
+
+
+def test_each_objective_is_the_ask_recipe_with_its_own_rewards_and_mining():
+    cfg = ao.AskObjectivesConfig()
+    stages = {o: ao.objective_stage(cfg.role(1), o, 1) for o in ao.ASK_OBJECTIVES}
+    recipe = cfg.role(1).stages()[1]
+    for objective, stage in stages.items():
+        assert stage.reward_names == list(ao.ASK_OBJECTIVES[objective])
+        assert set(stage.reward_names) <= set(REWARDS)
+        assert (stage.max_steps, stage.num_generations, stage.learning_rate, stage.seed) == (
+            recipe.max_steps, recipe.num_generations, recipe.learning_rate, 1)
+        assert stage.mine_candidates == recipe.mine_candidates > 0
+        assert stage.mine_reward == ao.MINE_REWARDS[objective]
+        assert Path(stage.output_dir).name == f"ask-{objective}-s1"
+    assert stages["outcome"].reward_names == recipe.reward_names  # notebook 02's objective
+    assert "recall_reward" not in stages["f1"].reward_names
+    with pytest.raises(MagsError, match="unknown ask objective"):
+        ao.AskObjectivesConfig(objectives=["f1", "vibes"])
+    with pytest.raises(MagsError, match="split"):
+        ao.AskObjectivesConfig(split="train")
+
+
+def test_judging_reports_both_retrievers_and_the_f1_beside_each_other():
+    rows = ao.with_gold_queries([row(), row()])
+    texts = ["<recall>\nquery: purple glarb rainy stone\n</recall>", "no block"]
+    out = ao.judge_asks(texts, rows, {"k": 1, "embedder": "hashing"})
+    assert out["n"] == 2 and out["adherence"] == 0.5
+    assert out["hit_at_1"] == 0.5 and out["query_hit_at_1"] == 1.0
+    assert 0.0 < out["f1"] < 0.5
+    text = ao.markdown({"rows": 2, "split": "test", "models": {"sft": out},
+                        "by_objective": ao.by_objective({"f1-s0": {**out, "objective": "f1"},
+                                                         "f1-s1": {**out, "objective": "f1"}})})
+    assert "| sft | 0.500 |" in text and "| f1 | 2 | 0.500 [0.500, 0.500] |" in text
+
+
+def test_a_study_resumes_its_models_and_retrains_after_a_new_ask_sft(tmp_path, monkeypatch):
+    import mags_lib.train.evaluate as evaluate
+    import mags_lib.train.grpo as grpo
+
+    models, out = tmp_path / "models", tmp_path / "results"
+    (models / "ask-sft").mkdir(parents=True)
+    (models / "ask-sft" / "model.safetensors").write_bytes(b"sft v1")
+    monkeypatch.setattr(ao, "MODELS_DIR", models)
+    monkeypatch.setattr(ao, "OBJECTIVES_DIR", models / "objectives")
+    rows = {"train": [row("t1")], "test": [row("q1"), row("q2")]}
+    monkeypatch.setattr(ao, "load_role_data", lambda role: (rows, {}))
+    monkeypatch.setattr(ao, "judge_asks", lambda texts, judged, judge: {
+        "n": len(texts), "texts": list(texts),
+        "queries": [r["gold"]["queries"] for r in judged]})
+    calls = {"train": [], "generate": 0, "gold": []}
+
+    def fake_grpo(stage, train, evals, init):
+        calls["train"].append(stage.name)
+        calls["gold"].append(train[0]["gold"].get("queries"))
+        d = Path(stage.output_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "model.safetensors").write_bytes(stage.name.encode())
+        (d / "manifest.json").write_text('{"wall_s": 9.0}')
+        (d / "reward_curve.json").write_text("[]")
+        return types.SimpleNamespace(model=stage.name, tokenizer=None, reward_curve=[])
+
+    def fake_generate(model, prompts, max_tokens=64, **kw):
+        calls["generate"] += 1
+        name = model[0] if isinstance(model, tuple) else Path(str(model)).name
+        return [f"{name}:{p[0]['content']}" for p in prompts]
+
+    monkeypatch.setattr(grpo, "run_grpo", fake_grpo)
+    monkeypatch.setattr(evaluate, "generate", fake_generate)
+    cfg = ao.AskObjectivesConfig(objectives=["f1", "outcome"], seeds=[0], rows=2)
+
+    first = ao.run_ask_objectives(cfg, out)
+    assert calls["train"] == ["ask-f1", "ask-outcome"] and calls["generate"] == 3
+    assert calls["gold"][0] == ["what the purple glarb eats when it is rainy"]  # f1 can read it
+    assert first["models"]["f1-s0"]["texts"] == ["ask-f1:q1", "ask-f1:q2"]
+    assert set(first["by_objective"]) == {"f1", "outcome"}
+
+    calls.update(train=[], generate=0)
+    second = ao.run_ask_objectives(cfg, out)
+    assert calls["train"] == [] and calls["generate"] == 1  # only ask-sft is decoded again
+    assert second["models"]["f1-s0"]["resumed"] is True
+
+    (models / "ask-sft" / "model.safetensors").write_bytes(b"sft v2")
+    calls.update(train=[], generate=0)
+    ao.run_ask_objectives(cfg, out)
+    assert calls["train"] == ["ask-f1", "ask-outcome"]
+    stamp = json.loads((ao.objective_dir("f1", 0) / "objective.json").read_text())
+    assert stamp["stage"]["name"] == "ask-f1"
+
+
+def test_a_missing_ask_sft_names_the_notebook_that_makes_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(ao, "MODELS_DIR", tmp_path)
+    with pytest.raises(MagsError, match="notebook 02"):
+        ao.run_ask_objectives(ao.AskObjectivesConfig(), tmp_path / "out")
