@@ -24,8 +24,9 @@ def embedded_llm():
     return load_llm(LLMConfig(model="embedded", cache=False, n_ctx=1024))
 
 
-# Peak use of the temporary folder by one run of the suite (measured: see docs/journal.md).
-NEEDED_TMP_GB = 6.0
+# Peak use of the temporary folder by one run of the suite: 7.1 GB (sampled every 15 s in the
+# clean-clone CI of 2026-11-26 17:10, commit 616c766), with room to spare.
+NEEDED_TMP_GB = 10.0
 
 
 def pytest_sessionstart(session):
