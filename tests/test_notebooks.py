@@ -80,7 +80,7 @@ def test_the_whole_chain_runs_in_smoke_mode(tmp_path, monkeypatch):
 
     env = {**os.environ, "MAGS_ROOT": str(root), "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run([sys.executable, "-m", "mags_lib.pipeline", "--smoke", "True"],
-                          cwd=PROJ_ROOT, env=env, capture_output=True, text=True, timeout=1800)
+                          cwd=PROJ_ROOT, env=env, capture_output=True, text=True, timeout=3600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     for name in EXPECTED:
         out = root / "results" / name
