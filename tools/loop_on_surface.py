@@ -7,9 +7,10 @@ The configuration is notebook 06's (the trained answer model as decision LLM, co
 prompts, notebook 04's ask and write models, MiniLM, k = 3, 200 turns, held-out phrasings,
 seeds 0-2), only the agent list and the surface are chosen here; games go to
 results/scratch_loop_on_surface/<surface>/ (resumable). Prints each agent's pooled accuracy,
-after-drift accuracy, stale recall rate and what the loop stored. Written for the next check of
-`mags_verbatim`: on the fixed surface, where every version of a rule shares one template, the
-detector should pair raw sentences too (not run yet).
+after-drift accuracy, stale recall rate and what the loop stored. Written for a check of
+`mags_verbatim`: whether on the fixed surface, where every version of a rule shares one template,
+the detector pairs raw sentences too. Run 2026-11-26 19:40 (94 s, seeds 0-2): it does not
+(accuracy 0.810, after drift 0.606, stale recall 0.732, against `mags` 0.910 / 0.901 / 0.000).
 """
 from __future__ import annotations
 
