@@ -37,9 +37,11 @@ def pytest_sessionstart(session):
     """
     import shutil
     import tempfile
+    from pathlib import Path
 
-    factory = getattr(session.config, "_tmp_path_factory", None)
-    base = factory.getbasetemp() if factory is not None else tempfile.gettempdir()
+    base = Path(session.config.option.basetemp or tempfile.gettempdir()).resolve()
+    while not base.exists():  # --basetemp may name a folder pytest has yet to make
+        base = base.parent
     free_gb = shutil.disk_usage(base).free / 1e9
     if free_gb < NEEDED_TMP_GB:
         pytest.exit(

@@ -155,8 +155,8 @@ def markdown(played: dict[str, Any], groups: dict[str, dict[str, Any]] | None = 
     role = f"{played.get('role', 'write')} model"
     article = "an" if role.startswith("ask") else "a"
     lines = [f"{len(played['seeds'])} games {article} {role} (varied surface, "
-             f"{played['phrasings']} "
-             f"phrasings, seeds {played['seeds']}), {played['turns']} turns", "",
+             f"{played['phrasings']} phrasings, seeds {played['seeds']}), "
+             f"{played['turns']} turns", "",
              f"| {role} | accuracy [95% CI] | after drift [95% CI] | per game | rule sentences "
              "stored (exact) |", "|---|---|---|---|---|"]
     for name, w in played["writers"].items():
