@@ -31,10 +31,10 @@ from mags_lib.tasks.rewards import (
 from mags_lib.train import (
     backend,
     compare,
-    decision_loss,
     evaluate,
     mining,
     roles,
+    sft_loss,
 )
 from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, TrainConfig
 
@@ -122,7 +122,7 @@ def test_to_dataset_has_one_schema_for_mixed_tasks():
 
 
 @pytest.mark.parametrize("module", [rewards, router, backend, selection, roles, mining, compare,
-                                    decision_loss])
+                                    sft_loss])
 def test_docstring_examples_run(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -481,12 +481,13 @@ def test_role_recipes_are_typed_and_defaults_live_in_the_stage_configs():
     assert default_stages("write")[1].learning_rate == plain_grpo.learning_rate == 5e-5
 
 
-# ----- the decision-weighted SFT loss ----------------------------------------------------------
+# ----- the SFT loss: supervised positions only, the decision token weighted --------------------
 
 
-def test_decision_weighted_loss_is_the_plain_mean_at_weight_one_and_scales_one_token():
-    """At weight 1 the loss is torch's mean cross-entropy over supervised tokens; at weight w
-    only the decision token's gradient is w times larger (the copied tokens' are unchanged)."""
+def test_completion_loss_is_the_plain_mean_at_weight_one_and_scales_one_token():
+    """On the supervised positions `shifted_targets` picks, the loss at weight 1 is torch's mean
+    cross-entropy of the full causal logits; at weight w only the decision token's gradient is
+    w times larger (the copied tokens' are unchanged)."""
     import torch
     import torch.nn.functional as F
 
@@ -498,15 +499,18 @@ def test_decision_weighted_loss_is_the_plain_mean_at_weight_one_and_scales_one_t
     logits = torch.randn(3, 8, 12)
     plain = F.cross_entropy(logits[:, :-1].reshape(-1, 12), labels[:, 1:].reshape(-1),
                             ignore_index=-100)
-    loss, stats = decision_loss.weighted_causal_loss(logits, labels, [newline], 1.0)
+    mask, targets, is_decision = sft_loss.shifted_targets(labels, [newline])
+    assert sft_loss.decision_positions(labels, [newline]).tolist() == [5, 3, -1]
+    assert int(mask.sum()) == len(targets) == 16 and int(is_decision.sum()) == 2
+    loss, stats = sft_loss.completion_loss(logits[:, :-1][mask], targets, is_decision, 1.0)
     assert torch.allclose(loss, plain)
-    assert decision_loss.decision_positions(labels, [newline]).tolist() == [5, 3, -1]
     assert 0.0 <= stats["decision_accuracy"] <= 1.0 and stats["decision_loss"] > 0
+    assert 0.0 <= stats["mean_token_accuracy"] <= 1.0 and stats["entropy"] > 0
 
     grads = {}
     for w in (1.0, 10.0):
         x = logits.clone().requires_grad_(True)
-        decision_loss.weighted_causal_loss(x, labels, [newline], w)[0].backward()
+        sft_loss.completion_loss(x[:, :-1][mask], targets, is_decision, w)[0].backward()
         grads[w] = x.grad
     ratio = grads[10.0].abs().sum(-1) / grads[1.0].abs().sum(-1).clamp(min=1e-12)
     assert torch.allclose(ratio[0, 4], torch.tensor(10.0)) and torch.allclose(
@@ -514,6 +518,15 @@ def test_decision_weighted_loss_is_the_plain_mean_at_weight_one_and_scales_one_t
     others = torch.ones_like(ratio, dtype=torch.bool)
     others[0, 4] = others[1, 2] = False
     assert torch.allclose(grads[10.0][others], grads[1.0][others])
+
+
+def test_a_head_that_scales_or_caps_its_logits_is_not_run_on_a_subset():
+    from types import SimpleNamespace
+
+    assert sft_loss.head_is_plain(SimpleNamespace(config=SimpleNamespace(logit_scale=None)))
+    assert not sft_loss.head_is_plain(SimpleNamespace(config=SimpleNamespace(logit_scale=0.5)))
+    assert not sft_loss.head_is_plain(
+        SimpleNamespace(config=SimpleNamespace(final_logit_softcapping=30.0)))
 
 
 def test_a_recipe_passes_its_decision_weight_to_sft_and_the_defaults_keep_the_plain_loss():
@@ -529,4 +542,4 @@ def test_a_recipe_passes_its_decision_weight_to_sft_and_the_defaults_keep_the_pl
     assert default_stages("write", weighted)[0].decision_token_weight == 10.0
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(MagsError, match="decision_token_weight must be > 0"):
-            decision_loss.decision_weighted_trainer(bad, tokenizer=None)
+            sft_loss.completion_loss_trainer(bad, tokenizer=None)

@@ -133,7 +133,7 @@ def test_the_decision_token_is_the_write_op_in_real_tokens_and_its_loss_is_logge
     from transformers import AutoTokenizer
 
     from mags_lib.models import torch_checkpoint
-    from mags_lib.train.decision_loss import decision_positions, newline_token_ids
+    from mags_lib.train.sft_loss import decision_positions, newline_token_ids
 
     tok = AutoTokenizer.from_pretrained(str(torch_checkpoint("embedded")))
     newlines = newline_token_ids(tok)
@@ -152,4 +152,32 @@ def test_the_decision_token_is_the_write_op_in_real_tokens_and_its_loss_is_logge
                          **{**TINY, "max_steps": 2})
     result = run_sft(cfg, rows[:4], rows[4:])
     assert all("decision_loss" in e and "decision_accuracy" in e for e in result.loss_curve)
-    assert "eval_loss" in result.metrics  # evaluation keeps TRL's own, unweighted loss
+    assert "eval_loss" in result.metrics  # evaluation is unweighted
+
+
+@pytest.mark.slow
+def test_the_compact_sft_loss_equals_trls_on_a_real_batch(tmp_path):
+    """sft_loss.py runs the LM head on the supervised positions only (TRL's kernel scores every
+    position off Triton); on one batch of write rows both give the same loss and metrics."""
+    from trl import SFTConfig, SFTTrainer
+
+    from mags_lib.tasks.data import to_dataset
+    from mags_lib.train.backend import load_trainable
+    from mags_lib.train.common import trainer_kwargs
+    from mags_lib.train.sft_loss import completion_loss_trainer
+
+    cfg = SFTStageConfig(name="test-eq", output_dir=str(tmp_path / "eq"), max_length=96, **TINY)
+    model, tok, _ = load_trainable(cfg.base_model, cfg)
+    args = SFTConfig(**trainer_kwargs(cfg, tmp_path / "eq", False), max_length=96,
+                     completion_only_loss=True)
+    data = dict(model=model, args=args, train_dataset=to_dataset(write_rows(4), "sft"))
+    trl_trainer = SFTTrainer(processing_class=tok, **data)
+    ours = completion_loss_trainer(1.0, tok, **data)
+    batch = next(iter(trl_trainer.get_train_dataloader()))
+    model.eval()
+    with torch.no_grad():
+        losses = [t.compute_loss(model, dict(batch)).item() for t in (trl_trainer, ours)]
+    assert losses[0] == pytest.approx(losses[1], rel=1e-4)
+    for key in ("mean_token_accuracy", "entropy"):
+        assert trl_trainer._metrics["eval"][key][0] == pytest.approx(
+            ours._metrics["eval"][key][0], rel=1e-3)

@@ -94,7 +94,7 @@ class SFTStageConfig(StageConfig):
     decision_token_weight: float = field(default=1.0, metadata={
         "help": "training-loss weight of the completion's decision token, the first after its "
                 "opening tag line (the write model's op: add / update / an empty block); 1 = "
-                "TRL's plain token mean; must be > 0 (decision_loss.py: what 10 did)"})
+                "TRL's plain token mean; must be > 0 (sft_loss.py: what 10 did)"})
 
     def _smoke_sizes(self) -> dict:
         return {**super()._smoke_sizes(), "max_length": min(self.max_length, 256)}

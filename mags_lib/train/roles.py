@@ -85,7 +85,7 @@ class RoleRecipe:
 # write model's F1); the ask model's GRPO runs on mined prompts, lowest SFT score first, 4 a step
 # at lr 1e-4 and temperature 0.7, advantages scaled by the batch. The write model's SFT needs
 # 120 steps (at 40 its op followed the system prompt, not the text). Its op token keeps the plain
-# token-mean loss: weighted 10x (`sft_decision_weight`, decision_loss.py) the model chooses its
+# token-mean loss: weighted 10x (`sft_decision_weight`, sft_loss.py) the model chooses its
 # op (held-out op accuracy 0.87 against 0.33) but plays worse in the closed loop (journal,
 # 2026-11-26). The runs behind each choice are in docs/journal.md.
 ROLE_RECIPES: dict[str, RoleRecipe] = {

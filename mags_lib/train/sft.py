@@ -32,8 +32,8 @@ from mags_lib.train.common import (
     write_manifest,
 )
 from mags_lib.train.config import SFTStageConfig
-from mags_lib.train.decision_loss import decision_weighted_trainer
 from mags_lib.train.evaluate import eval_by_task
+from mags_lib.train.sft_loss import completion_loss_trainer
 
 log = logging.getLogger(__name__)
 
@@ -74,14 +74,15 @@ def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
 
     out = cfg.out_dir
     model, tokenizer, info = load_trainable(cfg.base_model, cfg)
-    args = SFTConfig(**trainer_kwargs(cfg, out, info["device"] == "cuda"),
-                     max_length=cfg.max_length, completion_only_loss=cfg.completion_only_loss)
+    cuda = info["device"] == "cuda"
+    args = SFTConfig(**trainer_kwargs(cfg, out, cuda), max_length=cfg.max_length,
+                     completion_only_loss=cfg.completion_only_loss, prediction_loss_only=True)
     data = dict(model=model, args=args, train_dataset=to_dataset(train_rows, "sft"),
                 eval_dataset=to_dataset(eval_rows, "sft") if eval_rows else None)
-    if cfg.decision_token_weight != 1.0:
-        trainer = decision_weighted_trainer(cfg.decision_token_weight, tokenizer, **data)
-    else:
+    if cuda and cfg.decision_token_weight == 1.0:  # TRL's fused head is compact on Triton
         trainer = SFTTrainer(processing_class=tokenizer, **data)
+    else:  # sft_loss.py: TRL's kernel scores every position off Triton
+        trainer = completion_loss_trainer(cfg.decision_token_weight, tokenizer, **data)
     point_tensorboard(trainer, out / "tensorboard")
     before = lora_state(trainer.model)
     with timed() as t:
