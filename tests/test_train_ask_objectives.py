@@ -3,8 +3,6 @@ resume. Training itself runs in the notebook (SMOKE in the slow chain test)."""
 
 from __future__ import annotations
 
-import json
-import types
 from pathlib import Path
 
 import pytest
@@ -72,60 +70,6 @@ def test_judging_reports_both_retrievers_and_the_f1_beside_each_other():
                         "by_objective": ao.by_objective({"f1-s0": {**out, "objective": "f1"},
                                                          "f1-s1": {**out, "objective": "f1"}})})
     assert "| sft | 0.500 |" in text and "| f1 | 2 | 0.500 [0.500, 0.500] |" in text
-
-
-def test_a_study_resumes_its_models_and_retrains_after_a_new_ask_sft(tmp_path, monkeypatch):
-    import mags_lib.train.evaluate as evaluate
-    import mags_lib.train.grpo as grpo
-
-    models, out = tmp_path / "models", tmp_path / "results"
-    (models / "ask-sft").mkdir(parents=True)
-    (models / "ask-sft" / "model.safetensors").write_bytes(b"sft v1")
-    monkeypatch.setattr(ao, "MODELS_DIR", models)
-    monkeypatch.setattr(ao, "OBJECTIVES_DIR", models / "objectives")
-    rows = {"train": [row("t1")], "test": [row("q1"), row("q2")]}
-    monkeypatch.setattr(ao, "load_role_data", lambda role: (rows, {}))
-    monkeypatch.setattr(ao, "judge_asks", lambda texts, judged, judge: {
-        "n": len(texts), "texts": list(texts),
-        "queries": [r["gold"]["queries"] for r in judged]})
-    calls = {"train": [], "generate": 0, "gold": []}
-
-    def fake_grpo(stage, train, evals, init):
-        calls["train"].append(stage.name)
-        calls["gold"].append(train[0]["gold"].get("queries"))
-        d = Path(stage.output_dir)
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "model.safetensors").write_bytes(stage.name.encode())
-        (d / "manifest.json").write_text('{"wall_s": 9.0}')
-        (d / "reward_curve.json").write_text("[]")
-        return types.SimpleNamespace(model=stage.name, tokenizer=None, reward_curve=[])
-
-    def fake_generate(model, prompts, max_tokens=64, **kw):
-        calls["generate"] += 1
-        name = model[0] if isinstance(model, tuple) else Path(str(model)).name
-        return [f"{name}:{p[0]['content']}" for p in prompts]
-
-    monkeypatch.setattr(grpo, "run_grpo", fake_grpo)
-    monkeypatch.setattr(evaluate, "generate", fake_generate)
-    cfg = ao.AskObjectivesConfig(objectives=["f1", "outcome"], seeds=[0], rows=2)
-
-    first = ao.run_ask_objectives(cfg, out)
-    assert calls["train"] == ["ask-f1", "ask-outcome"] and calls["generate"] == 3
-    assert calls["gold"][0] == ["what the purple glarb eats when it is rainy"]  # f1 can read it
-    assert first["models"]["f1-s0"]["texts"] == ["ask-f1:q1", "ask-f1:q2"]
-    assert set(first["by_objective"]) == {"f1", "outcome"}
-
-    calls.update(train=[], generate=0)
-    second = ao.run_ask_objectives(cfg, out)
-    assert calls["train"] == [] and calls["generate"] == 1  # only ask-sft is decoded again
-    assert second["models"]["f1-s0"]["resumed"] is True
-
-    (models / "ask-sft" / "model.safetensors").write_bytes(b"sft v2")
-    calls.update(train=[], generate=0)
-    ao.run_ask_objectives(cfg, out)
-    assert calls["train"] == ["ask-f1", "ask-outcome"]
-    stamp = json.loads((ao.objective_dir("f1", 0) / "objective.json").read_text())
-    assert stamp["stage"]["name"] == "ask-f1"
 
 
 def test_a_missing_ask_sft_names_the_notebook_that_makes_it(tmp_path, monkeypatch):

@@ -18,6 +18,7 @@ from mags_lib.models import file_digest
 from mags_lib.paths import MODELS_DIR
 from mags_lib.tasks.data import data_hash
 from mags_lib.train import write_objectives as wo
+from mags_lib.train.objective_study import STAMP
 from mags_lib.train.stages import load_role_data
 
 cfg = wo.WriteObjectivesConfig(objectives=["f1", "outcome"], grpo_prompts=2, mine=100)
@@ -35,5 +36,5 @@ for o in cfg.objectives:
         older = os.path.getmtime(sft) < os.path.getmtime(d / "model.safetensors")
         print(d.name, "config differs:", diff, "sft older:", older)
         if write and not diff and older:
-            (d / wo.STAMP).write_text(json.dumps({**base, "stage": now}, indent=2))
+            (d / STAMP).write_text(json.dumps({**base, "stage": now}, indent=2))
             print("  stamped")

@@ -13,36 +13,26 @@ Each starts from notebook 02's SFT model (`models/ask-sft`) with the ask recipe'
 reward), only the rewards differ, once per seed. Every model is judged on the same held-out
 rows by generating and parsing: adherence, the F1 against the gold queries, and whether the
 queries find the rule, with the reward's judge (hashing embedder, top 1) and with play's
-(MiniLM, top 3). Models go to `models/objectives/ask-<objective>-s<seed>/` with the same resume
-stamp as the write objectives (`write_objectives.STAMP`).
+(MiniLM, top 3). Models go to `models/objectives/ask-<objective>-s<seed>/`; training, resume
+and stamps are `objective_study.run_study`, as for the write objectives.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
-from mags_lib.models import file_digest
 from mags_lib.paths import MODELS_DIR
-from mags_lib.tasks.data import data_hash
 from mags_lib.tasks.rewards import ask_f1_reward, format_reward, recall_queries
 from mags_lib.train.evaluate import ask_hit_rates
+from mags_lib.train.objective_study import OBJECTIVES_DIR, Study, run_study, save_study
+from mags_lib.train.objective_study import by_objective as _by_objective
 from mags_lib.train.roles import ROLE_REWARDS, RoleTrainConfig
 from mags_lib.train.stages import first_per_task, load_role_data
-from mags_lib.train.write_objectives import (
-    OBJECTIVES_DIR,
-    STAMP,
-    earlier_outputs,
-    interval,
-    trained_model,
-)
 
 ASK_OBJECTIVES: dict[str, dict[str, float]] = {
     "f1": {"format_reward": 1.0, "ask_f1_reward": 1.0, "budget_penalty": 1.0,
@@ -142,77 +132,34 @@ def objective_stage(role: RoleTrainConfig, objective: str, seed: int):
 
 def run_ask_objectives(cfg: AskObjectivesConfig, out_dir: Path) -> dict[str, Any]:
     """Train each objective x seed from ask-sft, judge every model on the same rows; writes
-    `objectives.json` (and each model's outputs) under `out_dir` and returns it."""
-    from mags_lib.train.evaluate import generate
-    from mags_lib.train.grpo import run_grpo
-
+    `objectives.json` (and each model's outputs) under `out_dir` and returns it
+    (`objective_study.run_study`: resume, stamps)."""
     sft_dir = MODELS_DIR / "ask-sft"
     if not sft_dir.is_dir():
         raise MagsError(f"{sft_dir} not found",
                         "run notebook 02 first (python -m mags_lib.pipeline --only 02)")
     role = cfg.role()
     rows, _ = load_role_data(role)
-    train = with_gold_queries(rows["train"])
     judged = with_gold_queries(first_per_task(rows[cfg.split], 4 if cfg.smoke else cfg.rows))
     if not judged:
         raise MagsError(f"no {cfg.split} ask rows", "re-run notebook 01")
     judge = role.stages()[1].reward_params["recall_reward"]
-    prompts = [r["prompt"] for r in judged]
-    earlier = earlier_outputs(out_dir, judged) if cfg.resume else {}
-    base = {"base_digest": file_digest(sft_dir / "model.safetensors"),
-            "train_hash": data_hash(train)}
-    outputs = {"sft": generate(str(sft_dir), prompts, role.eval_max_tokens)}
-    models = {"sft": judge_asks(outputs["sft"], judged, judge)}
-    out = _save(out_dir, cfg, judged, judge, models, outputs)
-    for objective in cfg.objectives:
-        for seed in cfg.seeds:
-            name = f"{objective}-s{seed}"
-            model_dir = objective_dir(objective, seed)
-            stage = objective_stage(cfg.role(seed), objective, seed)
-            stamp = {**base, "stage": json.loads(json.dumps(dataclasses.asdict(stage),
-                                                            default=str))}
-            kept = trained_model(model_dir, stamp) if cfg.resume else None
-            if kept is not None:
-                outputs[name] = earlier.get(name) or generate(str(model_dir), prompts,
-                                                              role.eval_max_tokens)
-                models[name] = {**judge_asks(outputs[name], judged, judge),
-                                "objective": objective, "seed": seed, **kept, "resumed": True}
-            else:
-                t0 = time.perf_counter()
-                (model_dir / STAMP).unlink(missing_ok=True)  # no old stamp vouches for these
-                result = run_grpo(stage, train, [], sft_dir)
-                outputs[name] = generate((result.model, result.tokenizer), prompts,
-                                         role.eval_max_tokens)
-                models[name] = {**judge_asks(outputs[name], judged, judge),
-                                "objective": objective, "seed": seed,
-                                "train_s": round(time.perf_counter() - t0, 1),
-                                "reward_curve": result.reward_curve}
-                del result
-            out = _save(out_dir, cfg, judged, judge, models, outputs)
-            if kept is None:  # stamped once its outputs are saved (as the write objectives)
-                write_text(model_dir / STAMP, json.dumps(stamp, indent=2))
-    return out
 
+    def save(models: dict[str, dict], outputs: dict[str, list[str]]) -> dict[str, Any]:
+        out = {"split": cfg.split, "rows": len(judged), "reward_judge": judge,
+               "play_judge": PLAY_JUDGE, "models": models, "by_objective": by_objective(models)}
+        return save_study(out_dir, out, judged, outputs)
 
-def _save(out_dir: Path, cfg: AskObjectivesConfig, judged: list[dict], judge: dict,
-          models: dict[str, dict], outputs: dict[str, list[str]]) -> dict[str, Any]:
-    out = {"split": cfg.split, "rows": len(judged), "reward_judge": judge,
-           "play_judge": PLAY_JUDGE, "models": models, "by_objective": by_objective(models)}
-    write_text(out_dir / "objectives.json", json.dumps(out, indent=2))
-    write_text(out_dir / "objectives_outputs.json", json.dumps(
-        {"rows": [r["gold"]["observation"] for r in judged], "outputs": outputs}))
-    return out
+    study = Study(sft_dir=sft_dir, train=with_gold_queries(rows["train"]), judged=judged,
+                  judge=lambda texts: judge_asks(texts, judged, judge),
+                  stage=lambda objective, seed: objective_stage(cfg.role(seed), objective, seed),
+                  save=save, eval_tokens=role.eval_max_tokens)
+    return run_study(study, cfg.objectives, cfg.seeds, out_dir, cfg.resume)
 
 
 def by_objective(models: dict[str, dict]) -> dict[str, dict[str, Any]]:
-    """Per objective: the mean over seeds of each score with a 95% t interval."""
-    out: dict[str, dict[str, Any]] = {}
-    for objective in dict.fromkeys(m["objective"] for m in models.values() if "objective" in m):
-        runs = [m for m in models.values() if m.get("objective") == objective]
-        out[objective] = {"n_seeds": len(runs)}
-        for key in SCORES:
-            out[objective][key] = interval([r[key] for r in runs if r.get(key) is not None])
-    return out
+    """Per objective: the mean over seeds of each of `SCORES` with a 95% t interval."""
+    return _by_objective(models, SCORES)
 
 
 def markdown(out: dict[str, Any]) -> str:

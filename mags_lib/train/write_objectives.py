@@ -19,23 +19,19 @@ writes the wrong op. Models go to `models/objectives/` (not exported by notebook
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import mean, stdev
+from statistics import mean
 from typing import Any
 
-from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
-from mags_lib.models import file_digest
 from mags_lib.paths import MODELS_DIR
-from mags_lib.tasks.data import data_hash
 from mags_lib.tasks.outcome import combine, outcome_terms
 from mags_lib.tasks.rewards import WRITE_OPS as OPS
 from mags_lib.tasks.rewards import engram_reward, format_reward, op_confusion
+from mags_lib.train.objective_study import OBJECTIVES_DIR, Study, run_study, save_study
+from mags_lib.train.objective_study import by_objective as _by_objective
 from mags_lib.train.roles import ROLE_REWARDS, RoleTrainConfig
 from mags_lib.train.stages import load_role_data
 
@@ -52,7 +48,7 @@ MINE_REWARDS: dict[str, str] = {"f1": "engram_reward", "outcome": "write_outcome
                                  "mix": "write_outcome_reward"}
 """With mining on, each objective picks its GRPO prompts by its own main reward: the rows where
 the SFT model's greedy block scores lowest under what the objective pays for."""
-OBJECTIVES_DIR = MODELS_DIR / "objectives"
+SCORES = ("op_accuracy", "f1", "outcome", "held", "stale", "adherence")
 
 
 @dataclass
@@ -163,10 +159,8 @@ def objective_stage(role: RoleTrainConfig, objective: str, seed: int,
 
 def run_write_objectives(cfg: WriteObjectivesConfig, out_dir: Path) -> dict[str, Any]:
     """Train each objective x seed from write-sft, judge every model on the same rows; writes
-    `objectives.json` (and each model's outputs) under `out_dir` and returns it."""
-    from mags_lib.train.evaluate import generate
-    from mags_lib.train.grpo import run_grpo
-
+    `objectives.json` (and each model's outputs) under `out_dir` and returns it
+    (`objective_study.run_study`: resume, stamps)."""
     sft_dir = MODELS_DIR / "write-sft"
     if not sft_dir.is_dir():
         raise MagsError(f"{sft_dir} not found",
@@ -177,116 +171,25 @@ def run_write_objectives(cfg: WriteObjectivesConfig, out_dir: Path) -> dict[str,
     if not judged:
         raise MagsError(f"no {cfg.split} write rows carry outcome probes",
                         "re-run notebook 01 (it writes gold['probes'] on write rows)")
-    prompts = [r["prompt"] for r in judged]
-    earlier = earlier_outputs(out_dir, judged) if cfg.resume else {}
-    base = {"base_digest": file_digest(sft_dir / "model.safetensors"),
-            "train_hash": data_hash(rows["train"])}
-    outputs = {"sft": generate(str(sft_dir), prompts, role.eval_max_tokens)}
-    models = {"sft": judge_writes(outputs["sft"], judged)}
-    out = _save(out_dir, cfg, judged, models, outputs)
-    for objective in cfg.objectives:
-        for seed in cfg.seeds:
-            name = f"{objective}-s{seed}"
-            stage = objective_stage(cfg.role(seed), objective, seed, cfg)
-            stamp = {**base, "stage": json.loads(json.dumps(dataclasses.asdict(stage),
-                                                            default=str))}
-            kept = trained_model(objective_dir(objective, seed), stamp) if cfg.resume else None
-            if kept is not None:
-                outputs[name] = earlier.get(name) or generate(
-                    str(objective_dir(objective, seed)), prompts, role.eval_max_tokens)
-                models[name] = {**judge_writes(outputs[name], judged), "objective": objective,
-                                "seed": seed, **kept, "resumed": True}
-            else:
-                t0 = time.perf_counter()
-                # an older stamp must not vouch for the weights this run writes over
-                (objective_dir(objective, seed) / STAMP).unlink(missing_ok=True)
-                result = run_grpo(stage, rows["train"], [], sft_dir)
-                outputs[name] = generate((result.model, result.tokenizer), prompts,
-                                         role.eval_max_tokens)
-                models[name] = {**judge_writes(outputs[name], judged), "objective": objective,
-                                "seed": seed, "train_s": round(time.perf_counter() - t0, 1),
-                                "reward_curve": result.reward_curve}
-                del result
-            out = _save(out_dir, cfg, judged, models, outputs)  # a long study keeps each run
-            if kept is None:  # stamped once its outputs are saved: resume never pairs a model
-                # with another one's outputs
-                write_text(objective_dir(objective, seed) / STAMP, json.dumps(stamp, indent=2))
-    return out
 
+    def save(models: dict[str, dict], outputs: dict[str, list[str]]) -> dict[str, Any]:
+        out = {"split": cfg.split, "rows": len(judged),
+               "gold_ops": dict(Counter(r["gold"]["op"] for r in judged)),
+               "models": models, "by_objective": by_objective(models)}
+        return save_study(out_dir, out, judged, outputs)
 
-STAMP = "objective.json"
-"""File in a trained objective model's directory: the write-sft digest, training rows' hash
-and stage config it was trained from (what `resume` compares)."""
-
-
-def trained_model(model_dir: Path, stamp: dict[str, Any]) -> dict[str, Any] | None:
-    """`{"train_s", "reward_curve"}` of the model in `model_dir` when it was trained under
-    `stamp` (same base weights, training rows and stage config) and its weights are there;
-    None otherwise (no stamp, another stamp, an unreadable one, no weights)."""
-    try:
-        same = json.loads((model_dir / STAMP).read_text()) == stamp
-        manifest = json.loads((model_dir / "manifest.json").read_text())
-        curve = json.loads((model_dir / "reward_curve.json").read_text())
-    except (OSError, ValueError):
-        return None
-    if not same or not (model_dir / "model.safetensors").is_file():
-        return None
-    return {"train_s": round(float(manifest.get("wall_s", 0.0)), 1), "reward_curve": curve}
-
-
-def earlier_outputs(out_dir: Path, judged: list[dict]) -> dict[str, list[str]]:
-    """The outputs a previous run saved, when it judged the same rows (else none)."""
-    try:
-        saved = json.loads((out_dir / "objectives_outputs.json").read_text())
-    except (OSError, ValueError):
-        return {}
-    if saved.get("rows") != [r["gold"]["observation"] for r in judged]:
-        return {}
-    return {k: v for k, v in saved.get("outputs", {}).items()
-            if isinstance(v, list) and len(v) == len(judged)}
-
-
-def _save(out_dir: Path, cfg: WriteObjectivesConfig, judged: list[dict],
-          models: dict[str, dict], outputs: dict[str, list[str]]) -> dict[str, Any]:
-    out = {"split": cfg.split, "rows": len(judged),
-           "gold_ops": dict(Counter(r["gold"]["op"] for r in judged)),
-           "models": models, "by_objective": by_objective(models)}
-    write_text(out_dir / "objectives.json", json.dumps(out, indent=2))
-    write_text(out_dir / "objectives_outputs.json", json.dumps(
-        {"rows": [r["gold"]["observation"] for r in judged], "outputs": outputs}))
-    return out
+    study = Study(sft_dir=sft_dir, train=rows["train"], judged=judged,
+                  judge=lambda texts: judge_writes(texts, judged),
+                  stage=lambda objective, seed: objective_stage(cfg.role(seed), objective,
+                                                                seed, cfg),
+                  save=save, eval_tokens=role.eval_max_tokens)
+    return run_study(study, cfg.objectives, cfg.seeds, out_dir, cfg.resume)
 
 
 def by_objective(models: dict[str, dict]) -> dict[str, dict[str, Any]]:
-    """Per objective: the mean over seeds of each score with a 95% t interval (None with one
-    seed)."""
-    out: dict[str, dict[str, Any]] = {}
-    for objective in dict.fromkeys(m["objective"] for m in models.values() if "objective" in m):
-        runs = [m for m in models.values() if m.get("objective") == objective]
-        out[objective] = {"n_seeds": len(runs)}
-        for key in ("op_accuracy", "f1", "outcome", "held", "stale", "adherence"):
-            values = [r[key] for r in runs if r.get(key) is not None]
-            out[objective][key] = interval(values)
-    return out
-
-
-_T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
-        9: 2.262}
-
-
-def interval(values: list[float]) -> dict[str, float | None]:
-    """Mean and 95% t interval of `values` (None bounds with fewer than two).
-
-    >>> interval([0.5, 0.7, 0.6])["mean"], round(interval([0.5, 0.7, 0.6])["ci_low"], 3)
-    (0.6, 0.352)
-    """
-    if not values:
-        return {"mean": None, "ci_low": None, "ci_high": None}
-    m = mean(values)
-    if len(values) < 2:
-        return {"mean": m, "ci_low": None, "ci_high": None}
-    half = _T95.get(len(values) - 1, 1.96) * stdev(values) / math.sqrt(len(values))
-    return {"mean": m, "ci_low": m - half, "ci_high": m + half}
+    """Per objective: the mean over seeds of each of `SCORES` with a 95% t interval (None
+    with one seed)."""
+    return _by_objective(models, SCORES)
 
 
 def markdown(out: dict[str, Any]) -> str:
