@@ -181,3 +181,48 @@ def test_the_compact_sft_loss_equals_trls_on_a_real_batch(tmp_path):
     for key in ("mean_token_accuracy", "entropy"):
         assert trl_trainer._metrics["eval"][key][0] == pytest.approx(
             ours._metrics["eval"][key][0], rel=1e-3)
+
+
+@pytest.mark.slow
+def test_grpo_scores_the_completions_alone_with_the_same_numbers(tmp_path, monkeypatch):
+    """grpo.compact_fused_head makes TRL's fused head score only the labelled positions off
+    Triton too; the log-probs and entropies there are the ones it gives scoring every row."""
+    import trl.trainer.utils as trl_utils
+    from trl.trainer.utils import add_fused_lm_head
+
+    rows_scored = []
+    kernel = trl_utils._ChunkedLogProbFunction
+
+    class Counting:
+        @staticmethod
+        def apply(hidden, *args):
+            rows_scored.append(hidden.shape[0])
+            return kernel.apply(hidden, *args)
+
+    monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", Counting)
+
+    from mags_lib.train.backend import load_trainable
+    from mags_lib.train.grpo import compact_fused_head
+
+    cfg = SFTStageConfig(name="test-fh", output_dir=str(tmp_path / "fh"), **TINY)
+    model, _, _ = load_trainable(cfg.base_model, cfg)
+    base = model.get_base_model()
+    add_fused_lm_head(base, outputs=("log_probs", "entropy"))
+    model.eval()
+    torch.manual_seed(0)
+    ids = torch.randint(0, 1000, (2, 24))
+    mask = torch.ones_like(ids)
+    mask[1, :5] = 0  # a left-padded prompt, as GRPO's
+    labels = ids.masked_fill(mask == 0, -100)
+    labels[:, :-8] = -100  # only the last 8 tokens, the completion, are scored
+    with torch.no_grad():
+        full = base(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
+        with compact_fused_head() as switched:
+            compact = base(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
+    assert switched  # this TRL has the switch; if a new one drops it, the test says so
+    scored = labels[:, 1:] != -100
+    assert rows_scored == [2 * 23, 16]  # every shifted position, then the 2 x 8 scored ones
+    for key in ("log_probs", "entropy"):
+        a, b = getattr(full, key), getattr(compact, key)
+        assert torch.allclose(a[scored], b[scored], atol=1e-4)
+        assert not b[~scored].any()  # unscored positions stay zero
