@@ -9,7 +9,7 @@ Roles: `ask` (emit `<recall>`), `write` (emit `<engram>`), `answer` (pick an opt
 single-model variant the two-model system is compared with; evaluated per task).
 
 Default sizes are set so that a full run of ask + write + answer stays under 45 minutes on an
-idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~11-18 s a step at
+idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~5-8 s a step at
 batch 8, GRPO ~11-15 s a step for 4 completions and ~29 s for 16, greedy evaluation ~0.3 s a
 token for a batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`)
 so that one role runs in under a minute.
@@ -213,7 +213,7 @@ class RoleTrainConfig:
 
 
 CPU_COSTS: dict[str, float] = {
-    "sft_s_per_row": 13.8 / 8,  # SFT step at batch 8 (measured 10.7 ask, 12.4 answer, 18.3 write)
+    "sft_s_per_row": 6.4 / 8,  # SFT step at batch 8 (2026-11-26: 5.7 ask, 5.3 answer, 8.2 write)
     "grpo_s_per_step": 5.5,  # GRPO step: fixed part (optimiser update, set-up)
     "grpo_s_per_completion": 1.0,  # ... plus this per completion (forward, reference, backward)
     "grpo_s_per_token": 0.108,  # ... plus this per token of the completion budget (decoding)
@@ -221,12 +221,14 @@ CPU_COSTS: dict[str, float] = {
     "mine_s_per_row": 0.31,  # GRPO prompt mining: the SFT model's greedy output, which ends early
     "stage_overhead_s": 5.0,  # load, LoRA wrap, trainer set-up, merge, save
 }
-"""Seconds on the 2-core CPU this project is sized for, torch on both cores, fitted to the
-stages of the full run of 2026-11-23 on an idle machine (GRPO: write 14.7 s a step for 4
-completions of 48 tokens, answer 10.8 for 4 of 12; whole roles: answer 567 s, write 1,037 s)
-and of 2026-11-24 (ask GRPO: 28.5 s a step for 16 completions of 64 tokens; decoding is batched,
-so a step's cost grows with the completions far less than in proportion; mining: 62 s for the
-SFT model's output on 200 training rows).
+"""Seconds on the 2-core CPU this project is sized for, torch on both cores. SFT: the run of
+2026-11-26 evening, with the LM head on the supervised positions only (`sft_loss.py`; before
+it, 10.7 / 12.4 / 18.3 s a step). The rest fitted to the stages of the full run of 2026-11-23
+on an idle machine (GRPO: write 14.7 s a step for 4 completions of 48 tokens, answer 10.8 for
+4 of 12; whole roles: answer 567 s, write 1,037 s) and of 2026-11-24 (ask GRPO: 28.5 s a step
+for 16 completions of 64 tokens; decoding is batched, so a step's cost grows with the
+completions far less than in proportion; mining: 62 s for the SFT model's output on 200
+training rows).
 1 thread is ~1.6x slower; a second busy process on the same cores makes 2 threads thrash, up to
 10x slower, so set torch_threads=1 on a shared machine. Used by `estimate_seconds` to size the
 defaults; the run's own manifests hold the real times."""
@@ -236,8 +238,8 @@ def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None
     """Estimated wall seconds of `train_role(cfg)` per stage, from per-step costs: every
     judged batch and GRPO group assumed to run to its full token budget.
 
-    >>> round(sum(estimate_seconds(RoleTrainConfig(role="answer")).values()) / 60)
-    10
+    >>> round(sum(estimate_seconds(RoleTrainConfig(role="answer")).values()) / 60)  # ran 4.8
+    6
     """
     from mags_lib.train.evaluate import EVAL_BATCH
 
