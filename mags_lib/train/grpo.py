@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,7 +102,7 @@ def run_grpo(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict]
 
 @contextmanager
 def compact_fused_head() -> Iterator[bool]:
-    """Make TRL's fused LM head score the completion positions only, on any device; yields
+    """Make TRL's fused LM head score the completion positions only (GRPO on a CPU); yields
     whether it could (False: this TRL has no such switch, and nothing is changed).
 
     GRPO scores each completion's tokens through `trl.trainer.utils`'s fused head. On a Triton
@@ -138,7 +138,9 @@ def _train(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict],
                           processing_class=tokenizer)
     point_tensorboard(trainer, out / "tensorboard")
     before = lora_state(trainer.model)
-    with timed() as t, compact_fused_head():
+    # on a GPU, TRL's own choice stands (compact on Triton; fixed shapes for XLA-like devices)
+    compact = compact_fused_head() if info["device"] == "cpu" else nullcontext(False)
+    with timed() as t, compact:
         trainer.train()
     steps = trainer.state.global_step
     reward_curve = curve(trainer.state.log_history, "reward", CURVE_KEYS)

@@ -170,7 +170,8 @@ def completion_loss_trainer(weight: float, tokenizer: Any, **trainer_args: Any) 
             for key, value in stats.items():
                 self._metrics[mode][key].append(value)
             if mode == "train" and "attention_mask" in inputs:
-                self._total_train_tokens += int(inputs["attention_mask"].sum())
+                self._total_train_tokens = (getattr(self, "_total_train_tokens", 0)
+                                            + int(inputs["attention_mask"].sum()))
                 self._metrics[mode]["num_tokens"] = [self._total_train_tokens]
             return loss
 
