@@ -8,10 +8,11 @@ Roles: `ask` (emit `<recall>`), `write` (emit `<engram>`), `answer` (pick an opt
 `<answer>X</answer>`), and `mixed`, one model trained on ask + write rows together (the
 single-model variant the two-model system is compared with; evaluated per task).
 
-Default sizes are set so that a full run of ask + write + answer stays under 45 minutes on an
-idle 2-core CPU (`estimate_seconds`, from the measured `CPU_COSTS`: SFT ~5-8 s a step at
-batch 8, GRPO ~11-15 s a step for 4 completions and ~29 s for 16, greedy evaluation ~0.3 s a
-token for a batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`)
+Default sizes are set so that a full run of ask + write + answer (notebooks 02 + 03) stays
+near 45 minutes on an idle 2-core CPU: it took 46 on 2026-11-26 (`estimate_seconds` sizes it
+from the measured `CPU_COSTS`: SFT 5-8 s a step at batch 8; GRPO, before its compact head, 7.5 s for
+4 completions of 12 tokens, 11.8 for 4 of 48, 45 for 16 of 64; greedy evaluation ~0.3 s a token
+for a batch); `smoke=True` shrinks every size (through the stage configs' `resolved()`)
 so that one role runs in under a minute.
 """
 
