@@ -1,7 +1,7 @@
 """Rebuild a model trained elsewhere (a GPU) from its LoRA adapters, here on a CPU.
 
-    python tools/rebuild_from_adapters.py DIR/write_recipes.json op10x360:0 --out models/gpu/op10x360-s0
-    python -m mags_lib.export models/gpu/op10x360-s0 --quant q8_0 --out-dir models/gpu/gguf
+    python tools/rebuild_from_adapters.py DIR/write_recipes.json op10x360:0 --out models/gpu/m
+    python -m mags_lib.export models/gpu/m --quant q8_0 --out-dir models/gpu/gguf
 
 `tools/write_recipes.py` brings back each stage's adapter (`<variant>-s<seed>-<stage>.safetensors`,
 bf16, beside the JSON, which holds the adapters' configs). The SFT adapter is loaded onto the

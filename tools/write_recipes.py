@@ -24,8 +24,8 @@ confusion matrices and 12 raw held-out outputs; and, for the first `--adapters` 
 stage's LoRA adapter in bf16 (DIR/<variant>-s<seed>-<stage>.safetensors, ~10 MB), so a model
 trained on a GPU can be rebuilt on a CPU (`train/adapters.py`, `tools/rebuild_from_adapters.py`).
 `--budget-s` skips a run that would not finish in time. The base model is judged on
-`--base-eval-rows` rows in the first run only. The journal's 2026-11-27 entry holds the runs on
-the device machine (an H200) and here.
+`--base-eval-rows` rows in the first run only. The journal's entry "2026-11-26 (late night)"
+holds the runs on the device machine (an H200) and here.
 """
 
 from __future__ import annotations

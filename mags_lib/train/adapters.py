@@ -8,8 +8,8 @@ a stage; only the adapters (~10 MB in bf16 for LoRA r 16 on every linear layer o
 fit what comes back. Each stage's adapter was trained on the model the stage before it merged,
 so a run is rebuilt by merging its adapters in order onto the same base
 (`tools/rebuild_from_adapters.py`). The adapter is rounded to bf16 on the way; the merged
-weights then differ from the trainer's own merge by that rounding (the write model of
-2026-11-27 gave the same 60 greedy outputs after the trip).
+weights then differ from the trainer's own merge by that rounding (the H200-trained write model
+of 2026-11-26, rebuilt here, scored as on the GPU on 60 held-out rows).
 """
 
 from __future__ import annotations

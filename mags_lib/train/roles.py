@@ -86,9 +86,11 @@ class RoleRecipe:
 # write model's F1); the ask model's GRPO runs on mined prompts, lowest SFT score first, 4 a step
 # at lr 1e-4 and temperature 0.7, advantages scaled by the batch. The write model's SFT needs
 # 120 steps (at 40 its op followed the system prompt, not the text). Its op token keeps the plain
-# token-mean loss: weighted 10x (`sft_decision_weight`, sft_loss.py) the model chooses its
-# op (held-out op accuracy 0.87 against 0.33) but plays worse in the closed loop (journal,
-# 2026-11-26). The runs behind each choice are in docs/journal.md.
+# token-mean loss, under which the op is the seed's prior (held-out 0.33-0.67 in 4 runs).
+# Weighted 10x (`sft_decision_weight`, sft_loss.py) for 360 steps the model chooses its op
+# (held-out op accuracy 0.867, F1 0.860) and plays within noise of the default in the loop,
+# but those steps take 50 minutes here, past notebooks 01-03's 60-minute budget; at 120 steps
+# it played worse. The runs behind each choice are in docs/journal.md (2026-11-26).
 ROLE_RECIPES: dict[str, RoleRecipe] = {
     "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
                       grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
