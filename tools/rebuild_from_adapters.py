@@ -34,7 +34,12 @@ def main() -> None:
     from mags_lib.train.adapters import merge_adapter
 
     summary_path = Path(args.summary)
-    run = json.loads(summary_path.read_text())["runs"][args.run]
+    if not summary_path.is_file():
+        raise SystemExit(f"{summary_path} not found: pass the JSON tools/write_recipes.py wrote")
+    runs = json.loads(summary_path.read_text()).get("runs", {})
+    if args.run not in runs:
+        raise SystemExit(f"{summary_path} has no run {args.run!r}; it has {', '.join(runs)}")
+    run = runs[args.run]
     if not run.get("adapters"):
         raise SystemExit(f"run {args.run} brought back no adapters (see --adapters of "
                          "tools/write_recipes.py)")

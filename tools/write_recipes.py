@@ -140,14 +140,18 @@ def main() -> None:
                     help="skip a run whose estimated time would overrun this")
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
-    runs = [(r.split(":")[0], int(r.split(":")[1])) for r in args.runs]
-    unknown = sorted({v for v, _ in runs} - set(VARIANTS))
-    if unknown:
-        ap.error(f"unknown variant(s) {unknown}; use {', '.join(VARIANTS)}")
+    runs = []
+    for r in args.runs:
+        name, _, seed = r.partition(":")
+        if name not in VARIANTS or not seed.isdigit():
+            ap.error(f"--runs {r!r}: write VARIANT:SEED, e.g. op10x360:0, with a variant "
+                     f"among {', '.join(VARIANTS)}")
+        runs.append((name, int(seed)))
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     from mags_lib.synth import SynthConfig
     from mags_lib.synth.chains import heldout_write_rows
+    from mags_lib.train.roles import ROLE_RECIPES
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -158,7 +162,7 @@ def main() -> None:
                                       3 if args.smoke else HELDOUT_PER_OP, 0)  # notebook 03's
     last: dict | None = None  # the last run's result
     for i, (name, seed) in enumerate(runs):
-        steps = VARIANTS[name]["sft_steps"] or 120
+        steps = VARIANTS[name]["sft_steps"] or ROLE_RECIPES["write"].sft_steps
         if args.budget_s and last:
             # the last run's fixed part (judging, GRPO, loading) plus this run's SFT steps
             sft = last["stages"]["sft"]
