@@ -9,7 +9,7 @@ fit what comes back. Each stage's adapter was trained on the model the stage bef
 so a run is rebuilt by merging its adapters in order onto the same base
 (`tools/rebuild_from_adapters.py`). The adapter is rounded to bf16 on the way; the merged
 weights then differ from the trainer's own merge by that rounding (the H200-trained write model
-of 2026-11-26, rebuilt here, scored as on the GPU on 60 held-out rows).
+of 2026-11-26, rebuilt here: the same op confusion on 60 held-out rows, F1 0.848 against 0.849).
 """
 
 from __future__ import annotations
