@@ -128,14 +128,16 @@ def _selection_note(root: Path, role: str, run: dict) -> str | None:
 def write_ops_table(rows: list[dict]) -> str:
     """Notebook 03's op confusion per stage: the write model's discrete choice (gold op ->
     chosen op), on val rows and on rows in held-out phrasings, beside op accuracy, F1 and
-    text exact (the stored sentence is exactly the gold one; "-" in runs before it)."""
+    text exact (the stored sentence is exactly the gold one) and facts dropped (add / update
+    rows written as nothing; "-" in runs before either)."""
     ops = ("add", "update", "none")
     body = [[r["rows"], r["stage"], r["n"], _f(r.get("op_accuracy")), _f(r.get("F1")),
-             _f(r.get("text_exact")), _f(r.get("adherence")),
+             _f(r.get("text_exact")), _f(r.get("facts_dropped")), _f(r.get("adherence")),
              *[" / ".join(str(r.get(f"{want} -> {got}", 0)) for got in (*ops, "bad"))
                for want in ops]] for r in rows]
     return ("The write model's op (gold -> chosen add / update / none / unparsed):\n\n"
-            + _table(["rows", "stage", "n", "op accuracy", "F1", "text exact", "adherence",
+            + _table(["rows", "stage", "n", "op accuracy", "F1", "text exact", "facts dropped",
+                      "adherence",
                       "add ->", "update ->", "none ->"], body))
 
 

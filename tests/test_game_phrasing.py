@@ -135,3 +135,23 @@ def test_training_rule_sentences_avoid_the_heldout_words():
     assert held >= HELDOUT_RULE_WORDS  # the list names words the held-out bank does use
     assert not words & HELDOUT_RULE_WORDS, words & HELDOUT_RULE_WORDS
     assert len(ph.RULES["train"]) >= 3 * len(ph.RULES["heldout"])
+
+
+@pytest.mark.parametrize("bank", ["train", "heldout"])
+def test_unframe_finds_the_rule_sentence_in_every_frame_and_only_there(bank):
+    """`unframe` (synthesis re-frames rule changes with it) gives back the rule sentence from
+    each frame of the bank, even a sentence spread over two; text in no frame of the kind gives
+    None, and the other bank's change frames are not mistaken for this one's."""
+    rng = random.Random(3)
+    rules = [ph.rule_sentence("red yip", "icy", "cup", bank, rng) for _ in range(6)]
+    for how, frames in ph.ANNOUNCE[bank].items():
+        for frame in frames:
+            if "{rule_lc}" in frame or frame == "{rule}":
+                continue
+            for rule in rules:
+                text = frame.format(rule=rule, old="spoon")
+                assert ph.unframe(text, how, bank) == rule, (frame, rule)
+    other = "heldout" if bank == "train" else "train"
+    for frame in ph.ANNOUNCE[other]["change"]:
+        assert ph.unframe(frame.format(rule=rules[0], old="spoon"), "change", bank) is None
+    assert ph.unframe(rules[0], "change", bank) is None

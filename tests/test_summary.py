@@ -81,11 +81,12 @@ def test_training_section_shows_the_write_models_op_confusion(tmp_path):
     (tmp_path / "03_train_write_model" / "metrics.json").write_text(json.dumps(
         {"write": {"stages": {}}, "write_ops": [op_row]}))
     text = render(tmp_path)
-    assert "| held-out phrasings | sft | 60 | 0.750 | 0.800 | – | 1.000 | 17 / 3 / 0 / 0 | " \
+    assert "| held-out phrasings | sft | 60 | 0.750 | 0.800 | – | – | 1.000 | 17 / 3 / 0 / 0 | " \
            "0 / 0 / 0 / 0 | 6 / 0 / 12 / 2 |" in text  # a run before text_exact: "–"
     (tmp_path / "03_train_write_model" / "metrics.json").write_text(json.dumps(
-        {"write": {"stages": {}}, "write_ops": [{**op_row, "text_exact": 0.45}]}))
-    assert "| 60 | 0.750 | 0.800 | 0.450 | 1.000 |" in render(tmp_path)
+        {"write": {"stages": {}},
+         "write_ops": [{**op_row, "text_exact": 0.45, "facts_dropped": 0.1}]}))
+    assert "| 60 | 0.750 | 0.800 | 0.450 | 0.100 | 1.000 |" in render(tmp_path)
 
 
 def test_training_section_says_when_the_selected_model_is_not_the_one_judged(tmp_path):

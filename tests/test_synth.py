@@ -12,6 +12,7 @@ import pytest
 
 from mags_lib.embed import HashingEmbedder
 from mags_lib.game import generate_episode
+from mags_lib.game.senseless import parse_rule
 from mags_lib.llm import Completion
 from mags_lib.synth import SPLITS, SynthConfig, chains, diversity, expand, surface, synthesize
 from mags_lib.synth.chains import NOTHING_TO_STORE, episode_rows, game_config
@@ -435,6 +436,47 @@ def test_imperfect_memory_rows_ask_the_writer_to_repair_what_memory_holds(episod
     assert not any(r["gold"]["imperfect"] for r in rows0["write"])
     with pytest.raises(Exception, match="imperfect_memory_share"):
         SynthConfig(imperfect_memory_share=-0.1)
+
+
+@pytest.mark.parametrize("surface", ["fixed", "varied"])
+def test_reframed_rule_changes_must_be_read_from_memory(surface):
+    """reframe_update_share re-frames announced rule changes as first sights or added rules of
+    the training bank: the op stays update, the rule sentence is kept, no change frame is left,
+    the old version is still among the memory lines shown, and share 0 leaves every row as it
+    was. Held-out games are never re-framed (their rows judge the writer)."""
+    from mags_lib.game import phrasing
+    from mags_lib.synth.chains import heldout_write_rows
+
+    on = SynthConfig(surfaces=[surface], reframe_update_share=1.0)
+    off = SynthConfig(surfaces=[surface])
+    episode = generate_episode(game_config(on, 4_242, 0))
+    rows_on = episode_rows(episode, on)[0]["write"]
+    rows_off = episode_rows(episode, off)[0]["write"]
+    assert [r["gold"]["op"] for r in rows_on] == [r["gold"]["op"] for r in rows_off]
+    changed = 0
+    for a, b in zip(rows_on, rows_off, strict=True):
+        ga, gb = a["gold"], b["gold"]
+        assert not gb["reframed"]
+        if not ga["reframed"]:
+            assert a == b
+            continue
+        changed += 1
+        assert ga["op"] == "update" and ga["kind"] == "announce", ga
+        assert phrasing.unframe(gb["observation"], "change", "train") is not None
+        assert phrasing.unframe(ga["observation"], "change", "train") is None, ga["observation"]
+        rule = phrasing.unframe(gb["observation"], "change", "train")
+        assert rule in ga["observation"] and ga["ops"] == gb["ops"]
+        new = parse_rule(ga["ops"][0]["text"])
+        old = [r for r in map(parse_rule, ga["memory_shown"]) if r is not None
+               and (r.creature, r.condition) == (new.creature, new.condition)]
+        assert [r.item for r in old] != [] and new.item not in [r.item for r in old], ga
+    n_updates = sum(r["gold"]["op"] == "update" and r["gold"]["kind"] == "announce"
+                    for r in rows_off)
+    assert n_updates >= 3 and changed == n_updates, (changed, n_updates)
+    held = heldout_write_rows([20_001], on, n_per_op=6)
+    assert held and not any(r["gold"]["reframed"] for r in held)
+    with pytest.raises(Exception, match="reframe_update_share"):
+        SynthConfig(reframe_update_share=1.5)
 
 
 def test_write_splits_keep_at_most_the_none_share(built):

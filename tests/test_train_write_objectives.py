@@ -29,6 +29,21 @@ def test_chosen_op_reads_the_first_add_or_update_and_names_bad_blocks():
     assert chosen_op("<engram>\nforget: A\n</engram>") == "other"
 
 
+def test_op_confusion_counts_a_fact_due_and_not_stored_as_dropped():
+    """`dropped` is over the add / update rows only: an update written as add is a wrong op
+    but stores the fact; an empty block, an unparsable reply or a forget-only block drop it."""
+    from mags_lib.tasks.rewards import op_confusion
+
+    upd, add, empty = ("<engram>\nupdate semantic 0.9: A.\n</engram>",
+                       "<engram>\nadd semantic 0.9: A.\n</engram>", "<engram>\n</engram>")
+    texts = [add, empty, "sure", "<engram>\nforget: A\n</engram>", upd, empty, upd]
+    gold = [{"op": "update"}, {"op": "update"}, {"op": "add"}, {"op": "add"}, {"op": "update"},
+            {"op": "none"}, {"op": "none"}]
+    ops = op_confusion(texts, gold)
+    assert ops["dropped"] == 3 / 5 and ops["accuracy"] == 2 / 7
+    assert op_confusion([empty], [{"op": "none"}])["dropped"] is None
+
+
 def test_judged_rows_take_the_first_rows_of_each_op_that_carry_probes():
     rows = [row("none", "n1"), row("add", "a1", probes=False), row("add", "a2"), row("none", "n2"),
             row("update", "u1"), row("none", "n3"), row("add", "a3")]

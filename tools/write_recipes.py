@@ -87,7 +87,7 @@ def heldout_judgement(model_dir: Path, rows: list[dict], max_tokens: int) -> dic
     judged = generate_and_score(str(model_dir), rows, "write", max_tokens=max_tokens,
                                 n_samples=SAMPLES)
     return {k: judged.get(k) for k in ("n", "adherence", "accuracy", "op_accuracy",
-                                       "op_balanced", "op_confusion", "fact_exact",
+                                       "op_balanced", "op_confusion", "op_dropped", "fact_exact",
                                        "seconds", "samples")}
 
 

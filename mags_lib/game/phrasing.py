@@ -27,6 +27,7 @@ surface.
 from __future__ import annotations
 
 import random
+import re
 
 SURFACES = ("fixed", "varied")
 PHRASING_SETS = ("train", "heldout")
@@ -154,6 +155,25 @@ def announcement(rule: str, how: str, phrasings: str, rng: random.Random,
         frames = tuple(f for f in frames if "{old}" not in f) or frames
     frame = rng.choice(frames)
     return frame.format(rule=rule, rule_lc=rule[0].lower() + rule[1:], old=old or "")
+
+
+def unframe(text: str, how: str, phrasings: str) -> str | None:
+    """The rule sentence inside `text`, an announcement in one of the `how` frames of the
+    `phrasings` bank (None when no frame fits); `{old}` in a frame matches any one word.
+
+    >>> unframe("Rule change: On icy turns, the red yip eats only the cup.", "change", "train")
+    'On icy turns, the red yip eats only the cup.'
+    """
+    for frame in ANNOUNCE[phrasings][how]:
+        if "{rule_lc}" in frame:
+            continue  # "As before, {rule_lc}": the sentence's case is lost
+        head, tail = frame.split("{rule}")
+        pattern = (re.escape(head) + "(?P<rule>.+?)"
+                   + re.escape(tail).replace(re.escape("{old}"), "[a-z]+"))
+        m = re.fullmatch(pattern, text)
+        if m and (head or tail):
+            return m["rule"]
+    return None
 
 
 def options_text(options: list[str]) -> str:

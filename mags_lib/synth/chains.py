@@ -52,7 +52,7 @@ from mags_lib.game import (
     generate_episode,
     phrasing,
 )
-from mags_lib.game.senseless import ALIAS_KEY, parse_rule
+from mags_lib.game.senseless import ALIAS_KEY, ANNOUNCE_PREFIX, parse_rule
 from mags_lib.game.vocab import ITEMS
 from mags_lib.synth import surface
 from mags_lib.synth.config import SynthConfig
@@ -221,21 +221,49 @@ def imperfect_memory(truth: StepTruth, op: str, own: list[str], known: Known,
     return ("update", [shown], mode) if shown else (op, own, None)
 
 
+def neutral_frame(obs_text: str, surface_name: str, rng: random.Random) -> str | None:
+    """A rule change's announcement re-framed as a first sight or an added rule of the
+    *training* bank (the rule sentence kept), or None when `obs_text` is no change frame.
+
+    >>> neutral_frame("Rule change: On icy turns, the red yip eats only the cup.", "varied",
+    ...               random.Random(0))
+    'A new rule: On icy turns, the red yip eats only the cup.'
+    """
+    rule = phrasing.unframe(obs_text, "change", "train")
+    if rule is None:
+        return None
+    how = rng.choice(["first", "add"])
+    if surface_name == "fixed":
+        return ANNOUNCE_PREFIX[how] + rule
+    return phrasing.announcement(rule, how, "train", rng)
+
+
 def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random,
               cfg: SynthConfig, seed: int, wrong_feedback: str | None = None,
-              imperfect_rng: random.Random | None = None) -> tuple[dict | None, str | None]:
+              imperfect_rng: random.Random | None = None,
+              reframe_rng: random.Random | None = None, surface_name: str = "fixed",
+              ) -> tuple[dict | None, str | None]:
     """The write row of an information turn, or (None, reason) when it cannot be one.
     `wrong_feedback` is the turn's "wrong answer" text (the game shows either verdict).
     A share of the rows about a rule memory already holds show an imperfect memory
     (`imperfect_memory`, drawn from `imperfect_rng`, its own stream, so that every other row
     stays as it was; None: a perfect memory); `gold["imperfect"]` names the imperfection and
-    `gold["memory_edit"]` how the row's memory differs from the perfect one."""
+    `gold["memory_edit"]` how the row's memory differs from the perfect one. A share
+    (`cfg.reframe_update_share`, drawn from `reframe_rng`, its own stream; None: never) of the
+    announced rule changes is re-framed as a first sight or an added rule (`neutral_frame`), so
+    that the op must be read from the memory lines, not from the word "change";
+    `gold["reframed"]` says which."""
     if not truth.engram_ops:
         return None, "no_engram_truth"
     op, text, key = truth.engram_ops[0]
     obs_text = obs.text
     if truth.kind == "feedback" and wrong_feedback and rng.random() < 0.3:
         obs_text = wrong_feedback
+    reframed = False
+    if (reframe_rng is not None and truth.kind == "announce" and op == "update"
+            and reframe_rng.random() < cfg.reframe_update_share):
+        neutral = neutral_frame(obs_text, surface_name, reframe_rng)
+        obs_text, reframed = neutral or obs_text, neutral is not None
     own = [known.current(key)] if key and known.current(key) else []
     if truth.kind == "distractor" and obs.text in known.facts:
         own = [obs.text]
@@ -265,7 +293,7 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     entities = key.split("|") + [text.rstrip(".").split()[-1]] if key else []
     gold = {"ops": ops, "op": op, "key": key, "kind": truth.kind, "observation": obs_text,
             "entities": entities, "turn": obs.turn, "memory_shown": memory,
-            "imperfect": imperfect,
+            "imperfect": imperfect, "reframed": reframed,
             "memory_edit": {"remove": perfect_own, "add": own} if imperfect else None}
     return _row("write", surface.write_prompt(obs_text, memory, rng), completion, gold, seed), None
 
@@ -314,6 +342,9 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
     known = Known()
     probe_rng = random.Random(f"probes:{cfg.seed}:{seed}")
     imperfect_rng = random.Random(f"imperfect:{cfg.seed}:{seed}")
+    reframe_rng = (random.Random(f"reframe:{cfg.seed}:{seed}")
+                   if cfg.reframe_update_share > 0 and episode.config.phrasings == "train"
+                   else None)
     for obs, truth in zip(episode.observations, episode.truths, strict=True):
         written = None
         if obs.kind == "decide":
@@ -325,7 +356,8 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
                     rows[task].append(row)
         else:
             row, reason = write_row(obs, truth, known, rng, cfg, seed,
-                                    episode.wrong_feedback.get(obs.turn), imperfect_rng)
+                                    episode.wrong_feedback.get(obs.turn), imperfect_rng,
+                                    reframe_rng, episode.config.surface)
             if row is None:
                 skips[f"write:{reason}"] += 1
             else:

@@ -66,6 +66,12 @@ class SynthConfig:
                 "the memory it has (chains.imperfect_memory); 0 = a perfect memory in every "
                 "write row (default: at 0.3 the op-weighted writer answered 'update' to most "
                 "turns and scored 0.661 in the loop against 0.873, docs/journal.md)"})
+    reframe_update_share: float = field(default=0.0, metadata={
+        "help": "write rows of an announced rule change: share whose observation is re-framed "
+                "as a first sight or an added rule of the training bank, the rule sentence "
+                "kept (chains.neutral_frame), so that 'update' is read from the memory line "
+                "holding the rule's old item, not from a change frame (held-out change frames, "
+                "'A correction is announced.', were written as add); 0 = as the game said it"})
     max_none_share: float = field(default=0.3, metadata={
         "help": "write rows: at most this share of 'nothing to store' rows per split"})
     answer_lines: int = field(default=3, metadata={
@@ -142,6 +148,9 @@ class SynthConfig:
             raise MagsError("SynthConfig: n_items, answer_prompt_formats, expansion_modes and "
                             "surfaces "
                             "must not be empty", "give at least one value each")
+        if not 0.0 <= self.reframe_update_share <= 1.0:
+            raise MagsError(f"SynthConfig: reframe_update_share = {self.reframe_update_share}",
+                            "reframe_update_share is a share in [0, 1]")
         if not 0.0 <= self.imperfect_memory_share <= 1.0:
             raise MagsError(f"SynthConfig: imperfect_memory_share = {self.imperfect_memory_share}",
                             "imperfect_memory_share is a share in [0, 1]")

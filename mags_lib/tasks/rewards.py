@@ -340,9 +340,15 @@ def chosen_op(text: Any) -> str:
 def op_confusion(completions: list, gold: list[dict]) -> dict[str, Any]:
     """The op confusion of write outputs against their rows' gold op (gold op -> chosen op ->
     count; chosen ops also "bad" and "other") and the op accuracy over the rows with a gold op.
+    `dropped`: of the rows whose gold stores a fact (add / update), the share where the output
+    stores nothing (an empty block, no parsable one, or only forget / link lines). Op accuracy counts every error alike,
+    but in play a dropped fact is lost (a changed rule stays stale), where an update written as
+    add is superseded by the memory's contradiction detector all the same.
 
     >>> op_confusion(["<engram>\\n</engram>", "x"], [{"op": "none"}, {"op": "add"}])["accuracy"]
     0.5
+    >>> op_confusion(["<engram>\\n</engram>", "x"], [{"op": "none"}, {"op": "add"}])["dropped"]
+    1.0
     >>> op_confusion(["<engram>\\n</engram>"] * 4, [{"op": "none"}] * 3 + [{"op": "add"}])["balanced"]
     0.5
     """
@@ -360,8 +366,12 @@ def op_confusion(completions: list, gold: list[dict]) -> dict[str, Any]:
               for op in WRITE_OPS if confusion[op]]
     # balanced: the mean per-op recall, so that writing nothing on rows that are mostly "none"
     # cannot look good (a model that never stores scores 1/3, whatever the mix)
+    due = [confusion[op] for op in ("add", "update")]
+    n_due = sum(sum(c.values()) for c in due)
+    dropped = sum(c.get(got, 0) for c in due for got in ("none", "bad", "other"))
     return {"n": n, "accuracy": right / n if n else None, "confusion": confusion,
-            "balanced": sum(per_op) / len(per_op) if per_op else None}
+            "balanced": sum(per_op) / len(per_op) if per_op else None,
+            "dropped": dropped / n_due if n_due else None}
 
 
 def fact_exact(completions: list, gold: list[dict]) -> dict[str, Any]:

@@ -123,7 +123,7 @@ def score(texts: list[str], rows: list[dict], task: str,
         ops = op_confusion(texts, [r["gold"] for r in rows])
         exact = fact_exact(texts, [r["gold"] for r in rows])
         out.update(op_accuracy=ops["accuracy"], op_balanced=ops["balanced"],
-                   op_confusion=ops["confusion"],
+                   op_confusion=ops["confusion"], op_dropped=ops["dropped"],
                    fact_exact=exact["exact"], n_facts=exact["n"])
     if task == "ask":
         # per-row hits kept for a paired comparison of two stages on the same rows (`compare`)

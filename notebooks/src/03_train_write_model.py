@@ -79,6 +79,9 @@ print(write.samples_text(3))
 # F1 >= 0.85, validity >= 95% unconstrained. "text_exact": of the rows whose gold stores a fact
 # (add / update), the share where the output stores exactly that sentence (case and punctuation
 # aside): F1 pays "On frosty turns, only the stone takes only the stone." most of its credit.
+# "facts_dropped": of those rows, the share where the output stores nothing. Op accuracy counts
+# every error alike, but in play a dropped change leaves the old rule valid, where an update
+# written as add is superseded by the memory's detector anyway (journal 2026-11-27).
 
 # %%
 from mags_lib.synth import SynthConfig
@@ -93,7 +96,8 @@ for stage in ("sft", "grpo"):
     judged = generate_and_score(str(write_cfg.model_dir(stage)), heldout_rows, "write",
                                 max_tokens=write_cfg.eval_max_tokens, n_samples=12)
     heldout[stage] = {k: judged.get(k) for k in ("n", "adherence", "accuracy", "op_accuracy",
-                                                 "op_confusion", "fact_exact", "samples")}
+                                                 "op_confusion", "op_dropped", "fact_exact",
+                                                 "samples")}
 ops_table = []
 for split, by_stage in (("val (training phrasings)",
                          {s: write.stages[s].generation["write"] for s in ("base", "sft", "grpo")}),
@@ -102,7 +106,8 @@ for split, by_stage in (("val (training phrasings)",
         c = g.get("op_confusion") or {}
         ops_table.append({"rows": split, "stage": stage, "n": g["n"],
                           "op_accuracy": g.get("op_accuracy"), "F1": g["accuracy"],
-                          "text_exact": g.get("fact_exact"), "adherence": g["adherence"],
+                          "text_exact": g.get("fact_exact"), "facts_dropped": g.get("op_dropped"),
+                          "adherence": g["adherence"],
                           **{f"{want} -> {got}": c.get(want, {}).get(got, 0)
                              for want in ("add", "update", "none")
                              for got in ("add", "update", "none", "bad")}})
