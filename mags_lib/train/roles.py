@@ -90,7 +90,9 @@ class RoleRecipe:
 # Weighted 10x (`sft_decision_weight`, sft_loss.py) for 360 steps the model chooses its op
 # (held-out op accuracy 0.867, F1 0.860) and plays within noise of the default in the loop,
 # but those steps take 50 minutes here, past notebooks 01-03's 60-minute budget; at 120 steps
-# it played worse. The runs behind each choice are in docs/journal.md (2026-11-26).
+# it played worse. Trained on rule changes partly re-framed as first sights
+# (SynthConfig.reframe_update_share) it reached 0.900 but wrote nothing for some changes and
+# played worse. The runs behind each choice are in docs/journal.md (2026-11-26, 2026-11-27).
 ROLE_RECIPES: dict[str, RoleRecipe] = {
     "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
                       grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
