@@ -341,9 +341,9 @@ def op_confusion(completions: list, gold: list[dict]) -> dict[str, Any]:
     """The op confusion of write outputs against their rows' gold op (gold op -> chosen op ->
     count; chosen ops also "bad" and "other") and the op accuracy over the rows with a gold op.
     `dropped`: of the rows whose gold stores a fact (add / update), the share where the output
-    stores nothing (an empty block, no parsable one, or only forget / link lines). Op accuracy counts every error alike,
-    but in play a dropped fact is lost (a changed rule stays stale), where an update written as
-    add is superseded by the memory's contradiction detector all the same.
+    stores nothing (an empty block, no parsable one, or only forget / link lines). Op accuracy
+    counts every error alike, but in play a dropped fact is lost (a changed rule stays stale),
+    where an update written as add is superseded by the memory's contradiction detector.
 
     >>> op_confusion(["<engram>\\n</engram>", "x"], [{"op": "none"}, {"op": "add"}])["accuracy"]
     0.5

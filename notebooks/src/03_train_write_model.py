@@ -106,8 +106,8 @@ for split, by_stage in (("val (training phrasings)",
         c = g.get("op_confusion") or {}
         ops_table.append({"rows": split, "stage": stage, "n": g["n"],
                           "op_accuracy": g.get("op_accuracy"), "F1": g["accuracy"],
-                          "text_exact": g.get("fact_exact"), "facts_dropped": g.get("op_dropped"),
-                          "adherence": g["adherence"],
+                          "text_exact": g.get("fact_exact"),
+                          "facts_dropped": g.get("op_dropped"), "adherence": g["adherence"],
                           **{f"{want} -> {got}": c.get(want, {}).get(got, 0)
                              for want in ("add", "update", "none")
                              for got in ("add", "update", "none", "bad")}})
