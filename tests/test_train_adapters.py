@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 peft = pytest.importorskip("peft")
 transformers = pytest.importorskip("transformers")
 
-from mags_lib.errors import MagsError  # noqa: E402
+from mags_lib.errors import CorruptFileError, MagsError  # noqa: E402
 from mags_lib.train.adapters import merge_adapter, save_adapter_bf16  # noqa: E402
 
 
@@ -60,3 +60,30 @@ def test_an_adapter_that_does_not_fit_the_base_is_refused(tmp_path):
         merge_adapter(tiny_llama(), tmp_path / "absent.safetensors", config)
     with pytest.raises(MagsError, match="adapter_model.safetensors"):
         save_adapter_bf16(tmp_path, tmp_path / "x.safetensors")
+
+
+def test_an_adapter_with_weights_missing_or_extra_is_refused_not_merged_in_part(tmp_path):
+    """The same rank and shapes, other target layers: merging what fits would give a model that
+    is neither the base nor the trained one."""
+    trained_adapter(tmp_path, r=4)  # every linear layer
+    config = save_adapter_bf16(tmp_path / "adapter", tmp_path / "all.safetensors")
+    with pytest.raises(MagsError, match=r"0 adapter weights missing, \d+ unexpected"):
+        merge_adapter(tiny_llama(), tmp_path / "all.safetensors",
+                      {**config, "target_modules": ["q_proj"]})
+    base = peft.get_peft_model(tiny_llama(), peft.LoraConfig(r=4, lora_alpha=8,
+                                                             target_modules=["q_proj"]))
+    base.save_pretrained(str(tmp_path / "q_only"))
+    q_config = save_adapter_bf16(tmp_path / "q_only", tmp_path / "q.safetensors")
+    with pytest.raises(MagsError, match=r"[1-9]\d* adapter weights missing, 0 unexpected"):
+        merge_adapter(tiny_llama(), tmp_path / "q.safetensors",
+                      {**q_config, "target_modules": "all-linear"})
+
+
+def test_a_truncated_adapter_file_names_the_file_and_the_fix(tmp_path):
+    trained_adapter(tmp_path, r=4)
+    config = save_adapter_bf16(tmp_path / "adapter", tmp_path / "trip.safetensors")
+    data = (tmp_path / "trip.safetensors").read_bytes()
+    (tmp_path / "cut.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(CorruptFileError, match="cut.safetensors cannot be read") as info:
+        merge_adapter(tiny_llama(), tmp_path / "cut.safetensors", config)
+    assert "copy it back again" in info.value.fix

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mags_lib.errors import MagsError
+from mags_lib.errors import CorruptFileError, MagsError
 
 CONFIG_KEYS = ("r", "lora_alpha", "target_modules", "bias", "task_type")
 """The fields of PEFT's adapter_config.json that rebuild the adapter's shape and scale."""
@@ -57,7 +57,12 @@ def merge_adapter(model, adapter_file: Path, config: dict[str, Any]):
     dtype = next(model.parameters()).dtype
     peft_model = get_peft_model(model, LoraConfig(
         **{k: config[k] for k in CONFIG_KEYS if k in config}, lora_dropout=0.0))
-    weights = load_file(str(adapter_file))
+    try:
+        weights = load_file(str(adapter_file))
+    except Exception as exc:  # safetensors' own error: a truncated or foreign file
+        raise CorruptFileError(f"adapter file {adapter_file} cannot be read ({exc})"[:500],
+                        "copy it back again from the training machine (it may have been cut "
+                        "short on the way)") from exc
     expected = {k for k in peft_model.state_dict() if ".lora_" in k}
     try:
         result = set_peft_model_state_dict(peft_model, {k: v.to(dtype) for k, v in weights.items()})
