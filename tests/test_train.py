@@ -529,17 +529,18 @@ def test_a_head_that_scales_or_caps_its_logits_is_not_run_on_a_subset():
         SimpleNamespace(config=SimpleNamespace(final_logit_softcapping=30.0)))
 
 
-def test_a_recipe_passes_its_decision_weight_to_sft_and_the_defaults_keep_the_plain_loss():
-    """Every role trains with TRL's plain token mean unless its recipe sets a weight (the
-    write role's 10x run chose its op but played worse in the loop: journal, 2026-11-26)."""
+def test_a_recipe_passes_its_decision_weight_to_sft_and_only_the_writer_weighs_its_op():
+    """The write role weighs its op token 10x (under the plain token mean its op was the seed's
+    prior: journal, 2026-11-26 night); every other role trains with TRL's plain token mean, and
+    a recipe's weight reaches the SFT stage whatever it is."""
     from dataclasses import replace as dc_replace
 
     from mags_lib.train.roles import ROLE_RECIPES, ROLES, default_stages
 
     for role in ROLES:
-        assert default_stages(role)[0].decision_token_weight == 1.0
-    weighted = dc_replace(ROLE_RECIPES["write"], sft_decision_weight=10.0)
-    assert default_stages("write", weighted)[0].decision_token_weight == 10.0
+        assert default_stages(role)[0].decision_token_weight == (10.0 if role == "write" else 1.0)
+    plain = dc_replace(ROLE_RECIPES["write"], sft_decision_weight=1.0)
+    assert default_stages("write", plain)[0].decision_token_weight == 1.0
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(MagsError, match="decision_token_weight must be > 0"):
             sft_loss.completion_loss_trainer(bad, tokenizer=None)

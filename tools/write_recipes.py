@@ -9,13 +9,14 @@ For each run (`--runs VARIANT:SEED ...`, in priority order): `train_role` (the f
 02-03 call: base judged, SFT, GRPO, val and test judged), then the write rows of notebook 03 in
 the **held-out** phrasings (`heldout_write_rows`, 20 per gold op), judged for SFT and SFT+GRPO
 by generating and parsing. Variants:
-- `recipe`: the write role exactly as the CPU default (`ROLE_RECIPES["write"]`); on a GPU this
-  runs the CUDA backend choice, TRL's own loss at decision weight 1 and GRPO's rollouts there;
+- `recipe`: the write role exactly as the CPU default (`ROLE_RECIPES["write"]`: since
+  2026-11-27 the op token weighted 10x for 240 SFT steps); on a GPU this runs the CUDA backend
+  choice and GRPO's rollouts there;
+- `plain120`: the default until 2026-11-27, TRL's plain token mean (decision weight 1) for 120
+  SFT steps, under which the op is the seed's prior;
 - `op10x360`: the op token weighted 10x (`sft_loss.py`) for 360 SFT steps (2 epochs of the write
-  rows instead of 0.7): the recipe that chose its op at 120 steps, run three times as long,
-  which notebook 03's CPU budget does not allow;
-- `op10x120`: the same at the CPU's 120 steps, to tell the steps from the numerics (bf16 on a
-  GPU) apart.
+  rows), past notebook 03's CPU budget;
+- `op10x120`: the same at 120 steps, to tell the steps from the numerics (bf16 on a GPU) apart.
 
 Writes DIR/write_recipes.json after every run (a command cut short keeps what finished): the
 environment (torch, the device, which backend `choose_backend` picks and why, whether Unsloth
@@ -40,7 +41,8 @@ from dataclasses import replace
 from pathlib import Path
 
 VARIANTS: dict[str, dict] = {
-    "recipe": {"sft_steps": None, "decision_weight": 1.0},
+    "recipe": {"sft_steps": None, "decision_weight": None},  # None: the role's recipe
+    "plain120": {"sft_steps": 120, "decision_weight": 1.0},
     "op10x360": {"sft_steps": 360, "decision_weight": 10.0},
     "op10x120": {"sft_steps": 120, "decision_weight": 10.0},
 }
@@ -101,10 +103,12 @@ def run_one(name: str, seed: int, args: argparse.Namespace, out: Path,
                           base_model=args.base_model, data_dir=args.data_dir,
                           models_dir=str(Path(args.models_dir) / f"{name}-s{seed}"),
                           base_eval_rows=base_rows).with_steps(spec["sft_steps"])
-    cfg.sft = replace(cfg.sft, decision_token_weight=spec["decision_weight"])
+    if spec["decision_weight"] is not None:
+        cfg.sft = replace(cfg.sft, decision_token_weight=spec["decision_weight"])
     t0 = time.perf_counter()
     report = train_role(cfg)
-    result = {"variant": name, "seed": seed, **spec, "sft_steps": cfg.sft.max_steps,
+    result = {"variant": name, "seed": seed, "sft_steps": cfg.sft.max_steps,
+              "decision_weight": cfg.sft.decision_token_weight,
               "train_role_s": time.perf_counter() - t0,
               "table": report.table(), "selected": report.selected, "stages": {},
               "heldout": {}, "adapters": {}}

@@ -84,20 +84,21 @@ class RoleRecipe:
 
 # GRPO steps are few (after SFT most answer groups have no reward spread; more steps lowered the
 # write model's F1); the ask model's GRPO runs on mined prompts, lowest SFT score first, 4 a step
-# at lr 1e-4 and temperature 0.7, advantages scaled by the batch. The write model's SFT needs
-# 120 steps (at 40 its op followed the system prompt, not the text). Its op token keeps the plain
-# token-mean loss, under which the op is the seed's prior (held-out 0.33-0.67 in 4 runs).
-# Weighted 10x (`sft_decision_weight`, sft_loss.py) for 360 steps the model chooses its op
-# (held-out op accuracy 0.867, F1 0.860) and plays within noise of the default in the loop,
-# but those steps take 50 minutes here, past notebooks 01-03's 60-minute budget; at 120 steps
-# it played worse. Trained on rule changes partly re-framed as first sights
-# (SynthConfig.reframe_update_share) it reached 0.900 but wrote nothing for some changes and
-# played worse. The runs behind each choice are in docs/journal.md (2026-11-26, 2026-11-27).
+# at lr 1e-4 and temperature 0.7, advantages scaled by the batch. The write model's op token is
+# weighted 10x in SFT (`sft_decision_weight`, sft_loss.py): under the plain token-mean loss the
+# op was the seed's prior (held-out op accuracy 0.33-0.67 in 4 runs of 120 steps). Weighted for
+# 360 steps the model chose its op (held-out 0.867, F1 0.860) and played within noise of the
+# plain writer, but those steps took 50 minutes here; 240 steps fit notebooks 01-03's
+# 60-minute budget once LoRA dropout was dropped. Trained on rule changes partly re-framed as
+# first sights (SynthConfig.reframe_update_share) it reached 0.900 but wrote nothing for some
+# changes and played worse. The runs behind each choice are in docs/journal.md (2026-11-26,
+# 2026-11-27).
 ROLE_RECIPES: dict[str, RoleRecipe] = {
     "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
                       grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
                       grpo_scale_rewards="batch", grpo_mine=400, grpo_mine_lowest_first=True),
-    "write": RoleRecipe(sft_steps=120, grpo_steps=10, completion_tokens=48, eval_tokens=48),
+    "write": RoleRecipe(sft_steps=240, grpo_steps=10, completion_tokens=48, eval_tokens=48,
+                        sft_decision_weight=10.0),
     "answer": RoleRecipe(sft_steps=30, grpo_steps=10, completion_tokens=12, eval_tokens=16),
     "mixed": RoleRecipe(sft_steps=60, grpo_steps=30, completion_tokens=64, eval_tokens=64),
 }

@@ -18,9 +18,9 @@
 # %% tags=["parameters"]
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
-WRITE_SFT_STEPS = 120  # ~8 s a step at batch 8 on an idle 2-core CPU; 40 (320 rows) left the op unread
+WRITE_SFT_STEPS = 240  # ~7 s a step at batch 8 on an idle 2-core CPU; 40 (320 rows) left the op unread
 WRITE_GRPO_STEPS = 10  # ~12 s a step (4 completions of up to 48 tokens)
-WRITE_DECISION_WEIGHT = 1.0  # op token's SFT loss weight; 10 with 360 SFT steps chooses the op (54 min)
+WRITE_DECISION_WEIGHT = 10.0  # op token's SFT loss weight; at 1 the op is the seed's prior
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for SFT and SFT+GRPO)
 BASE_EVAL_ROWS = 20  # the base model: the first 20 of them (it writes 48 tokens on each)
 TORCH_THREADS = None  # None: both cores (13-18 min measured for the full run); 1 on a shared machine
