@@ -61,8 +61,8 @@ def merge_adapter(model, adapter_file: Path, config: dict[str, Any]):
         weights = load_file(str(adapter_file))
     except Exception as exc:  # safetensors' own error: a truncated or foreign file
         raise CorruptFileError(f"adapter file {adapter_file} cannot be read ({exc})"[:500],
-                        "copy it back again from the training machine (it may have been cut "
-                        "short on the way)") from exc
+                               "copy it back again from the training machine (it may have been "
+                               "cut short on the way)") from exc
     expected = {k for k in peft_model.state_dict() if ".lora_" in k}
     try:
         result = set_peft_model_state_dict(peft_model, {k: v.to(dtype) for k, v in weights.items()})

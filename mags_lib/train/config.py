@@ -32,7 +32,7 @@ class StageConfig:
     lora_r: int = field(default=16, metadata={"help": "LoRA rank"})
     lora_alpha: int = field(default=32, metadata={"help": "LoRA scale numerator (scale = alpha/r)"})
     lora_dropout: float = field(default=0.0, metadata={
-        "help": "dropout on the LoRA input; 0 by default: 0.05 cost ~20% of a CPU SFT step and "
+        "help": "dropout on the LoRA input; 0 by default: 0.05 cost 13-20% of a CPU SFT step and "
                 "ran in every decoding step of GRPO's rollouts (journal 2026-11-27)"})
     target_modules: str | list[str] = field(default="all-linear", metadata={
         "help": "modules that get LoRA: 'all-linear' (every projection, not lm_head) or names"})

@@ -19,11 +19,11 @@
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
 WRITE_SFT_STEPS = 240  # ~7 s a step at batch 8 on an idle 2-core CPU; 40 (320 rows) left the op unread
-WRITE_GRPO_STEPS = 10  # ~12 s a step (4 completions of up to 48 tokens)
+WRITE_GRPO_STEPS = 10  # ~10 s a step (4 completions of up to 48 tokens)
 WRITE_DECISION_WEIGHT = 10.0  # op token's SFT loss weight; at 1 the op is the seed's prior
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for SFT and SFT+GRPO)
 BASE_EVAL_ROWS = 20  # the base model: the first 20 of them (it writes 48 tokens on each)
-TORCH_THREADS = None  # None: both cores (13-18 min measured for the full run); 1 on a shared machine
+TORCH_THREADS = None  # None: both cores (34 min measured for the full run); 1 on a shared machine
 TRAIN_MIXED = False  # also train one model on ask + write rows (the single-model variant)
 ROUTER_TRAIN_GAMES = 10  # training games whose observations fit the text-only router
 MIXED_SFT_STEPS = 60
