@@ -83,7 +83,8 @@ def test_resume_skips_finished_games(tmp_path):
     llm = RuleReaderLLM()
     result = evaluate(tmp_path, llm=llm, agents=["bare", "oracle", "mags_scripted"])
     mags_decisions = sum(len(g.decisions) for g in result.games if g.agent == "mags_scripted")
-    assert llm.calls == mags_decisions  # only the new agent played
+    # only the new agent played: one scoring call per order of its two options (debias_order)
+    assert llm.calls == 2 * mags_decisions
     assert len(read_jsonl(tmp_path / "games.jsonl")) == 6
 
 
@@ -100,8 +101,9 @@ def test_a_new_config_or_no_resume_starts_afresh(tmp_path):
 
 
 def test_a_failing_backend_names_agent_seed_turn_and_keeps_finished_games(tmp_path):
-    first = evaluate(tmp_path / "probe", agents=["bare"], seeds=[0])
-    n = len(first.games[0].decisions)
+    probe = RuleReaderLLM()
+    evaluate(tmp_path / "probe", llm=probe, agents=["bare"], seeds=[0])
+    n = probe.calls  # the backend's calls in bare's game (two a decision: debias_order)
     with pytest.raises(MagsError) as err:
         evaluate(tmp_path, llm=RuleReaderLLM(fail_after=n + 2), agents=["bare", "oracle"],
                  seeds=[0])

@@ -52,7 +52,18 @@ class AgentConfig:
                 "evaluation samples (0.7), because a greedy choice repeats itself in a room it "
                 "came back to and walks in circles"})
 
+    debias_order: bool = field(default=False, metadata={
+        "help": "choose the legal action by its mean log-probability over every rotation of "
+                "the options' order in the question (option_order.py), not by one greedy "
+                "answer: the 135M answer model, unsure, names the option mentioned last; "
+                "completion format and temperature 0 only, 2-3x the decision's LLM time"})
+
     def __post_init__(self) -> None:
+        if self.debias_order and (self.prompt_format != "completion" or self.temperature > 0):
+            raise MagsError(
+                "AgentConfig.debias_order scores completions greedily, but prompt_format is "
+                f"{self.prompt_format!r} and temperature {self.temperature}",
+                "use prompt_format='completion' and temperature=0, or debias_order=False")
         if self.k < 0:
             raise MagsError(f"AgentConfig.k = {self.k} is negative", "use k >= 0 (e.g. 3)")
         if not 0.0 <= self.temperature <= 2.0:
@@ -81,6 +92,7 @@ class Decision:
     memory_seconds: float = 0.0
     cached: bool = False
     raw: str = ""
+    scores: dict[str, float] | None = None  # AgentConfig.debias_order: each option's mean log-prob
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -137,8 +149,10 @@ class Agent:
         choice = decide(self.llm, [r["text"] for r in lines], obs.text, obs.legal_actions,
                         prompt_format=cfg.prompt_format, max_tokens=cfg.max_tokens,
                         answer_tags=cfg.answer_tags, temperature=cfg.temperature,
-                        seed=cfg.seed + obs.turn if cfg.temperature > 0 else cfg.seed)
+                        seed=cfg.seed + obs.turn if cfg.temperature > 0 else cfg.seed,
+                        debias_order=cfg.debias_order)
         return Decision(action=choice.action, prompt_tokens=choice.prompt_tokens,
                         seconds=memory_seconds + choice.llm_seconds, recalled=lines,
                         prompt=choice.prompt, llm_seconds=choice.llm_seconds,
-                        memory_seconds=memory_seconds, cached=choice.cached, raw=choice.text)
+                        memory_seconds=memory_seconds, cached=choice.cached, raw=choice.text,
+                        scores=choice.scores)

@@ -36,6 +36,7 @@ exactly one legal action.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,7 @@ class Choice:
     prompt_tokens: int
     llm_seconds: float
     cached: bool
+    scores: dict[str, float] | None = None  # the debiased choice's mean log-probabilities
 
 
 def options_grammar(options: tuple[str, ...] | list[str], *, leading_space: bool,
@@ -110,15 +112,20 @@ def render_prompt(lines: list[str], question: str, prompt_format: str) -> str:
 
 def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], *,
            prompt_format: str = "completion", max_tokens: int = 8, seed: int = 0,
-           answer_tags: bool = False, temperature: float = 0.0) -> Choice:
+           answer_tags: bool = False, temperature: float = 0.0,
+           debias_order: bool = False) -> Choice:
     """Ask `llm` to pick one of `options` given the memory `lines`, constrained, greedy unless
     `temperature` > 0 (`answer_tags`: as `<answer>item</answer>`, the trained answer model's
-    format)."""
+    format). `debias_order`: score every option under every rotation of the options' order in
+    the question and take the best mean (`option_order.py`; completion format, greedy)."""
     from mags_lib.game import match_action
 
     if prompt_format not in PROMPT_FORMATS:
         raise MagsError(f"unknown prompt format {prompt_format!r}",
                         f"use one of {', '.join(PROMPT_FORMATS)}")
+    if debias_order:
+        return _decide_debiased(llm, lines, question, tuple(options), prompt_format=prompt_format,
+                                answer_tags=answer_tags, temperature=temperature)
     chat = prompt_format == "chat"
     grammar = options_grammar(options, leading_space=not chat, tagged=answer_tags)
     if answer_tags:
@@ -135,6 +142,33 @@ def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], 
     return Choice(action=action, text=out.text, prompt=prompt,
                   prompt_tokens=tokens, llm_seconds=float(out.seconds),
                   cached=bool(getattr(out, "cached", False)))
+
+
+def _decide_debiased(llm: Any, lines: list[str], question: str, options: tuple[str, ...], *,
+                     prompt_format: str, answer_tags: bool, temperature: float) -> Choice:
+    """The option with the best mean log-probability over the rotations of the question."""
+    from mags_lib.agents.option_order import debiased_scores, rotations
+
+    if prompt_format != "completion" or temperature > 0:
+        raise MagsError(
+            f"the order-debiased choice scores completions greedily; it was asked with "
+            f"prompt_format={prompt_format!r}, temperature={temperature}",
+            "use prompt_format='completion' and temperature 0, or debias_order=False")
+    if not options:
+        raise MagsError("a decision without legal actions", "call act() only on decision turns")
+    t0 = time.perf_counter()
+    prompts = [completion_prompt(lines, q) + (ANSWER_OPEN if answer_tags else "")
+               for q in rotations(question, options)]
+    scores = debiased_scores(llm, prompts, options,
+                             "{}" + ANSWER_CLOSE if answer_tags else " {}")
+    best = max(range(len(options)), key=lambda i: (scores[i], -i))
+    action = options[best]
+    prompt = completion_prompt(lines, question)
+    text = f"{ANSWER_OPEN}{action}{ANSWER_CLOSE}" if answer_tags else f" {action}"
+    return Choice(action=action, text=text, prompt=prompt,
+                  prompt_tokens=count_tokens(llm, prompt) * len(prompts),
+                  llm_seconds=time.perf_counter() - t0, cached=False,
+                  scores=dict(zip(options, (round(x, 4) for x in scores), strict=True)))
 
 
 def count_tokens(llm: Any, text: str) -> int:

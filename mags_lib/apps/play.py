@@ -130,7 +130,8 @@ def load_player(name: str, game_cfg: Any, seed: int) -> tuple[Any, Any, Any]:
 
         embedder = MemoEmbedder(default_embedder())
     agent = make_agent(name, llm, k=cfg.k, prompt_format=cfg.prompt_format,
-                       answer_tags=cfg.answer_tags, context_window=cfg.context_window,
+                       answer_tags=cfg.answer_tags, debias_order=cfg.debias_order,
+                       context_window=cfg.context_window,
                        embedder=embedder, memory=dict(cfg.memory), env=env, roles=roles)
     return env, agent, (llm, cfg)
 
@@ -154,7 +155,7 @@ def oracle_score(game_cfg: Any, seed: int, turns: int, llm_cfg: Any | None) -> d
         llm, cfg = llm_cfg
     env = SenselessGame(replace(game_cfg, seed=seed))
     oracle = make_agent("oracle", llm, k=cfg.k, prompt_format=cfg.prompt_format,
-                        answer_tags=cfg.answer_tags, env=env)
+                        answer_tags=cfg.answer_tags, debias_order=cfg.debias_order, env=env)
     record = run_game(oracle, env, seed, name="oracle", max_turns=turns)
     right = sum(bool(d["correct"]) for d in record.decisions)
     return {"correct": right, "decisions": len(record.decisions)}

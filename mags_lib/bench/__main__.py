@@ -4,7 +4,8 @@
                                     [--exact-below N] [--set KEY=VALUE ...] [--out PATH]
     python -m mags_lib.bench index  [--sizes ...] [--queries ...] [--seed ...] [--out PATH]
     python -m mags_lib.bench agent  [--turns 50,200,1000] [--agents mags,full_context]
-                                    [--window 25] [--seed 0] [--out results/bench/agent.json]
+                                    [--window 25] [--seed 0] [--greedy]
+                                    [--out results/bench/agent.json]
 """
 
 from __future__ import annotations
@@ -66,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--decision-llm", default="auto",
                    help="'auto' (notebook 04's answer model, else embedded), 'embedded', a .gguf")
+    p.add_argument("--greedy", action="store_true",
+                   help="decide with one greedy answer, not the order-debiased choice the "
+                        "evaluation uses")
     p.add_argument("--out", default="results/bench/agent.json",
                    help="also write the JSON here (default results/bench/agent.json)")
     return parser
@@ -78,7 +82,8 @@ def main(argv: list[str] | None = None) -> dict:
 
         result = bench_agent(AgentBenchConfig(
             turns=args.turns, agents=[a for a in args.agents.split(",") if a],
-            window=args.window, seed=args.seed, decision_llm=args.decision_llm))
+            window=args.window, seed=args.seed, decision_llm=args.decision_llm,
+            debias_order=not args.greedy))
     elif args.command == "memory":
         from mags_lib.bench.memory_bench import MemoryBenchConfig, bench_memory, run_size
 

@@ -45,6 +45,9 @@ class AgentBenchConfig:
                                              "EvalConfig.models ('auto' falls back to the "
                                              "embedded base model here)"})
     context_window: int = field(default=512, metadata={"help": "full_context's window"})
+    debias_order: bool = field(default=True, metadata={
+        "help": "decide as the evaluation does (EvalConfig.debias_order): each option scored "
+                "over every order of the options; False: one greedy answer"})
     threads: int | None = field(default=None, metadata={"help": "llama.cpp threads"})
 
 
@@ -167,6 +170,7 @@ def bench_agent(cfg: AgentBenchConfig) -> dict[str, Any]:
                                        surface=cfg.surface))
         agent = _Timed(make_agent(name, llm, k=3, embedder=embedder, env=env, roles=roles,
                                   answer_tags=decision["answer_tags"],
+                                  debias_order=cfg.debias_order,
                                   context_window=cfg.context_window))
         t0 = time.perf_counter()
         bar = counter(f"{name}: turns", total=length)

@@ -144,6 +144,8 @@ def answer_model_study(cfg: EvalConfig, settings: list[AnswerSetting], *,
             continue
         sub = replace(cfg, agents=list(agents), prompt_format=s.prompt_format,
                       answer_tags=s.answer_tags, llm=replace(cfg.llm, model=s.model),
+                      # the debiased choice scores completions: chat settings answer greedily
+                      debias_order=cfg.debias_order and s.prompt_format == "completion",
                       output=f"{cfg.output}/answer_model/{_safe(s.label)}",
                       verbose=cfg.verbose if verbose is None else verbose)
         llm = load_llm(s) if load_llm else None

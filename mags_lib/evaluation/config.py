@@ -51,6 +51,12 @@ class EvalConfig:
     answer_tags: bool = field(default=False, metadata={
         "help": "decide as <answer>item</answer>: set it when `llm` is the answer model "
                 "trained in notebook 02 (exported to GGUF by notebook 04)"})
+    debias_order: bool = field(default=True, metadata={
+        "help": "choose each action by its mean log-probability over every rotation of the "
+                "options' order in the question (AgentConfig.debias_order), for every agent "
+                "alike; completion format only. False: one greedy answer, under which the "
+                "135M answer model names the last-named option when unsure (the oracle scored "
+                "0.805 greedy, 0.920 debiased, on the same lines; docs/journal.md)"})
     llm: LLMConfig = field(default_factory=_default_llm, metadata={
         "help": "the decision LLM (n_ctx must hold the full_context window)"})
     context_window: int | None = field(default=512, metadata={
@@ -110,6 +116,10 @@ class EvalConfig:
         if self.prompt_format not in PROMPT_FORMATS:
             raise MagsError(f"unknown prompt format {self.prompt_format!r}",
                             f"use one of {', '.join(PROMPT_FORMATS)}")
+        if self.debias_order and self.prompt_format != "completion":
+            raise MagsError("EvalConfig.debias_order scores completions, but prompt_format is "
+                            f"{self.prompt_format!r}",
+                            "use prompt_format='completion', or debias_order=False")
         if self.embedder not in ("embedded", "hashing"):
             raise MagsError(f"unknown embedder {self.embedder!r}", "use 'embedded' or 'hashing'")
         if self.context_window is not None and not 0 < self.context_window <= self.llm.n_ctx:
@@ -186,7 +196,8 @@ class EvalConfig:
                            "embedder": self.embedder, "memory": self.memory,
                            "remember_questions": self.remember_questions,
                            # only when set, so ids of earlier runs (and their resumable games) hold
-                           **({"answer_tags": True} if self.answer_tags else {})},
+                           **({"answer_tags": True} if self.answer_tags else {}),
+                           **({"debias_order": True} if self.debias_order else {})},
                           sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 

@@ -94,10 +94,12 @@ def run_game(agent: Any, env: Any, seed: int, *, name: str | None = None,
             rec = decision_record(truth, decision, chosen, correct, obs.legal_actions,
                                   agent.memory_size(), nodes=agent.memory_nodes())
             decisions.append(rec)
-            explain.append({"turn": obs.turn, "question": obs.text, "prompt": decision.prompt,
+            explain.append({"turn": obs.turn, "question": obs.text,
+                            "options": list(obs.legal_actions), "prompt": decision.prompt,
                             "raw": decision.raw, "chosen": chosen, "correct": correct,
                             "correct_action": rec["correct_action"],
                             "recalled": decision.recalled,
+                            **({"scores": decision.scores} if decision.scores else {}),
                             **({"ask": agent.last_ask, "write": agent.last_write}
                                if hasattr(agent, "last_ask") else {})})
         if on_turn is not None:
@@ -225,7 +227,8 @@ def run_eval(cfg: EvalConfig, *, llm: Any | None = None, embedder: Any | None = 
     for seed, name in progress(todo, "games"):
         env = SenselessGame(replace(cfg.game, seed=seed))
         agent = make_agent(name, llm, k=cfg.k, prompt_format=cfg.prompt_format,
-                           answer_tags=cfg.answer_tags, remember_questions=cfg.remember_questions,
+                           answer_tags=cfg.answer_tags, debias_order=cfg.debias_order,
+                           remember_questions=cfg.remember_questions,
                            context_window=cfg.context_window, embedder=embedder,
                            memory=dict(cfg.memory), env=env, roles=roles,
                            loop=dict(cfg.loop))

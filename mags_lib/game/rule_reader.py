@@ -82,6 +82,14 @@ class RuleReaderLLM:
     def complete(self, prompt: str, *, grammar: str | None = None, **_: Any) -> Completion:
         return self._completion(prompt, " " + self._answer(prompt, grammar))
 
+    def score(self, prompt: str, continuations: list[str]) -> list[float]:
+        """0 for the option a perfect reader picks, -5 for the others (the order-debiased
+        choice's `llm.score`); each continuation is an option, maybe with `</answer>`."""
+        options = [c.replace("</answer>", "").strip() for c in continuations]
+        grammar = " | ".join(f'"{o}"' for o in options)
+        picked = self._answer(prompt.removesuffix("<answer>"), grammar)
+        return [0.0 if o == picked else -5.0 for o in options]
+
     def chat(self, messages: list[dict[str, str]], *, grammar: str | None = None,
              **_: Any) -> Completion:
         text = "\n".join(m["content"] for m in messages)

@@ -11,6 +11,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -88,3 +89,16 @@ class CachedLLM:
 
     def complete(self, prompt: str, **kw) -> Completion:
         return self._cached("complete", prompt, lambda: self.inner.complete(prompt, **kw), **kw)
+
+    def score(self, prompt: str, continuations: list[str]) -> list[float]:
+        """The backend's `score`, cached like a generation (the scores as JSON text)."""
+        inner = getattr(self.inner, "score", None)
+        if inner is None:  # as the backend itself: no attribute, so callers see it cannot score
+            raise AttributeError("score")
+
+        def call() -> Completion:
+            t0 = time.perf_counter()
+            scores = inner(prompt, list(continuations))
+            return Completion(text=json.dumps(scores), seconds=time.perf_counter() - t0)
+
+        return json.loads(self._cached("score", [prompt, list(continuations)], call).text)

@@ -91,6 +91,22 @@ class TransformersLLM:
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         return Completion(text=text, usage=usage, seconds=seconds, finish_reason=finish)
 
+    def score(self, prompt: str, continuations: list[str]) -> list[float]:
+        """Log-probability of each continuation after `prompt` (the sum over its tokens)."""
+        import torch
+
+        n_prompt = len(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        scores = []
+        for cont in continuations:
+            ids = self.tokenizer(prompt + cont, return_tensors="pt",
+                                 add_special_tokens=False)["input_ids"].to(self.device)
+            with torch.no_grad():
+                logp = torch.log_softmax(self.model(ids).logits[0, :-1].float(), dim=-1)
+            target = ids[0, 1:]
+            picked = logp.gather(1, target[:, None])[:, 0]
+            scores.append(float(picked[n_prompt - 1:].sum()))
+        return scores
+
     def chat(self, messages: list[Message], *, grammar: str | None = None, max_tokens: int = 128,
              temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
         prompt = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

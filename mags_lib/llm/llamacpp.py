@@ -146,6 +146,49 @@ class LlamaCppLLM:
             if piece:
                 yield piece
 
+    def score(self, prompt: str, continuations: list[str]) -> list[float]:
+        """Log-probability of each continuation after `prompt` (the sum over its tokens).
+
+        The prompt is evaluated once; each continuation is evaluated after it, one token at a
+        time, reading the next token's logits (so `logits_all` stays off and nothing else
+        changes). A continuation is tokenized together with the prompt, and its tokens are those
+        past the prompt's, so a word is split as it would be in generated text.
+        """
+        import numpy as np
+
+        if not continuations:
+            return []
+        prompt_ids = self.llama.tokenize(prompt.encode(), add_bos=True, special=True)
+        full_ids = [self.llama.tokenize((prompt + c).encode(), add_bos=True, special=True)
+                    for c in continuations]
+        self._check_fits(len(prompt_ids), max(len(f) for f in full_ids) - len(prompt_ids) + 1)
+        n_vocab = self.llama.n_vocab()
+
+        def logprobs() -> np.ndarray:
+            row = np.ctypeslib.as_array(self.llama._ctx.get_logits_ith(-1), shape=(n_vocab,))
+            row = row.astype(np.float64)
+            return row - (row.max() + np.log(np.exp(row - row.max()).sum()))
+
+        self.llama.reset()
+        self.llama.eval(prompt_ids)
+        first = logprobs()
+        scores = []
+        for ids in full_ids:
+            if ids[: len(prompt_ids)] != prompt_ids:  # the join merged across the boundary
+                ids = prompt_ids + self.llama.tokenize(
+                    continuations[len(scores)].encode(), add_bos=False, special=True)
+            rest = ids[len(prompt_ids):]
+            self.llama.n_tokens = len(prompt_ids)  # drop the last continuation's tokens
+            total, lp = 0.0, first
+            for i, tok in enumerate(rest):
+                total += float(lp[tok])
+                if i + 1 < len(rest):
+                    self.llama.eval([tok])
+                    lp = logprobs()
+            scores.append(total)
+        self.llama.reset()
+        return scores
+
     def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 128,
                  temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
         self._check_fits(self._count(prompt), max_tokens)

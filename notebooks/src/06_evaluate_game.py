@@ -46,6 +46,7 @@ ABLATIONS = ["mags_scripted_no_hebbian", "mags_scripted_no_decay", "mags_scripte
              "mags_scripted_no_contradiction"]  # played on the fixed surface
 DECISION_LLM = "auto"  # the trained answer model (notebook 04's GGUF); "embedded": the base model
 PROMPT_FORMAT = "completion"
+DEBIAS_ORDER = True  # each choice scored over every order of the options (False: one greedy answer)
 ROLE_MODELS = {"ask": "auto", "write": "auto"}  # the closed loop's models; "auto": notebook 04's
 EMBEDDER = "embedded"  # all-MiniLM-L6-v2; "hashing" for a fast fake
 K = 3
@@ -79,7 +80,8 @@ configs = {
         agents=AGENTS + (ABLATIONS if surface == "fixed" else VARIED_ONLY), seeds=SEEDS,
         game=GameConfig(episode_length=EPISODE_LENGTH, surface=surface, phrasings="heldout"),
         llm=LLMConfig(model=decision["model"], n_ctx=1024), answer_tags=decision["answer_tags"],
-        prompt_format=PROMPT_FORMAT, models=dict(ROLE_MODELS), embedder=EMBEDDER, k=K,
+        prompt_format=PROMPT_FORMAT, debias_order=DEBIAS_ORDER, models=dict(ROLE_MODELS),
+        embedder=EMBEDDER, k=K,
         smoke=SMOKE, smoke_seeds=1, resume=RESUME, output=f"06_evaluate_game/{surface}")
     for surface in SURFACES}
 

@@ -1,0 +1,84 @@
+"""Choosing among the legal actions without the answer model's bias for the last-named one.
+
+The 135M answer model, unsure, names the option the question mentions last: in notebook 06's
+games it was wrong on 23% of the decisions whose right item came first in the question and on
+3% of those where it came later, with the governing rule among its memory lines both times
+(docs/journal.md, 2026-11-27 (day)). Permutation debiasing takes the order out of the choice:
+the question is asked once per cyclic rotation of the options' places in its text, each option
+is scored by its log-probability as the answer (`llm.score`), and the option with the highest
+mean over the rotations is chosen. The model still decides; it is only asked the same question
+in every order.
+
+    >>> rotations("Feed the grilb: the slate and the felt.", ("slate", "felt"))
+    ['Feed the grilb: the slate and the felt.', 'Feed the grilb: the felt and the slate.']
+
+Nothing here reads the game's templates: the options are found in the question as whole words,
+and a question that names an option not exactly once is asked as it came (one rotation).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mags_lib.errors import MagsError
+
+
+def _spans(question: str, options: tuple[str, ...]) -> list[tuple[int, int]] | None:
+    """Where each option stands in the question, or None unless each stands there exactly once
+    and no two overlap."""
+    spans = []
+    for option in options:
+        found = [m.span() for m in re.finditer(rf"(?<!\w){re.escape(option)}(?!\w)", question)]
+        if len(found) != 1:
+            return None
+        spans.append(found[0])
+    ordered = sorted(spans)
+    if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:], strict=False)):
+        return None
+    return spans
+
+
+def rotations(question: str, options: tuple[str, ...] | list[str]) -> list[str]:
+    """The question with the options' places rotated cyclically (the first as it came); just
+    the question when the options cannot be placed (see `_spans`).
+
+    >>> rotations("Give the a, the b or the c?", ("a", "b", "c"))[1:]
+    ['Give the b, the c or the a?', 'Give the c, the a or the b?']
+    >>> rotations("The slate or the slate tile?", ("slate", "tile"))
+    ['The slate or the slate tile?']
+    """
+    options = tuple(options)
+    spans = _spans(question, options)
+    if spans is None or len(options) < 2:
+        return [question]
+    slots = sorted(range(len(options)), key=lambda i: spans[i][0])  # options in text order
+    out = []
+    for shift in range(len(options)):
+        # text slot j takes the option of slot j + shift (mod n)
+        placed = {slots[j]: options[slots[(j + shift) % len(slots)]] for j in range(len(slots))}
+        text, end = [], 0
+        for i in slots:
+            start, stop = spans[i]
+            text += [question[end:start], placed[i]]
+            end = stop
+        out.append("".join(text) + question[end:])
+    return out
+
+
+def debiased_scores(llm: Any, prompts: list[str], options: tuple[str, ...],
+                    continuation: str = "{}") -> list[float]:
+    """Mean log-probability of each option as the answer over `prompts` (one per rotation);
+    `continuation` formats an option as the model writes it (e.g. "{}</answer>")."""
+    backend = getattr(llm, "inner", llm)  # under the generation cache, the backend it wraps
+    score = getattr(llm, "score", None)
+    if not callable(getattr(backend, "score", None)) or score is None:
+        raise MagsError(
+            f"the LLM backend {getattr(llm, 'name', type(llm).__name__)!r} cannot score "
+            "continuations, which the debiased choice needs",
+            "use a GGUF model (llama.cpp backend) or set AgentConfig.debias_order=False")
+    totals = [0.0] * len(options)
+    for prompt in prompts:
+        for i, s in enumerate(score(prompt, [continuation.replace("{}", o) for o in options])):
+            totals[i] += s
+    return [t / len(prompts) for t in totals]
