@@ -108,9 +108,14 @@ def test_debias_order_refuses_chat_prompts_and_sampling():
         AgentConfig(debias_order=True, prompt_format="chat")
     with pytest.raises(MagsError, match="temperature"):
         AgentConfig(debias_order=True, temperature=0.7)
-    with pytest.raises(MagsError, match="completion"):
+    with pytest.raises(MagsError, match="decide: .*completion"):
         decide(LastNamedLLM(), LINES, QUESTION, ("pebble", "felt"), prompt_format="chat",
                debias_order=True)
+    from mags_lib.evaluation import EvalConfig
+
+    with pytest.raises(MagsError, match="EvalConfig.debias_order"):
+        EvalConfig(prompt_format="chat")  # debias_order is on by default
+    assert EvalConfig(prompt_format="chat", debias_order=False).prompt_format == "chat"
 
 
 @pytest.mark.slow

@@ -59,11 +59,10 @@ class AgentConfig:
                 "completion format and temperature 0 only, 2-3x the decision's LLM time"})
 
     def __post_init__(self) -> None:
-        if self.debias_order and (self.prompt_format != "completion" or self.temperature > 0):
-            raise MagsError(
-                "AgentConfig.debias_order scores completions greedily, but prompt_format is "
-                f"{self.prompt_format!r} and temperature {self.temperature}",
-                "use prompt_format='completion' and temperature=0, or debias_order=False")
+        if self.debias_order:
+            from mags_lib.agents.option_order import check_settings
+
+            check_settings(self.prompt_format, self.temperature, "AgentConfig.debias_order")
         if self.k < 0:
             raise MagsError(f"AgentConfig.k = {self.k} is negative", "use k >= 0 (e.g. 3)")
         if not 0.0 <= self.temperature <= 2.0:

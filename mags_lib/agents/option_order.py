@@ -1,9 +1,9 @@
 """Choosing among the legal actions without the answer model's bias for the last-named one.
 
 The 135M answer model, unsure, names the option the question mentions last: in notebook 06's
-games it was wrong on 23% of the decisions whose right item came first in the question and on
-3% of those where it came later, with the governing rule among its memory lines both times
-(docs/journal.md, 2026-11-27 (day)). Permutation debiasing takes the order out of the choice:
+varied games (greedy, 2026-11-27) the oracle was wrong on 37 of the 99 decisions whose right
+item came first in the question and on 2 of the 101 where it came later (docs/journal.md,
+2026-11-27 (day)). Permutation debiasing takes the order out of the choice:
 the question is asked once per cyclic rotation of the options' places in its text, each option
 is scored by its log-probability as the answer (`llm.score`), and the option with the highest
 mean over the rotations is chosen. The model still decides; it is only asked the same question
@@ -22,6 +22,15 @@ import re
 from typing import Any
 
 from mags_lib.errors import MagsError
+
+
+def check_settings(prompt_format: str, temperature: float, owner: str) -> None:
+    """The debiased choice scores completion prompts greedily: refuse anything else."""
+    if prompt_format != "completion" or temperature > 0:
+        raise MagsError(
+            f"{owner}: the order-debiased choice scores completion prompts greedily, but "
+            f"prompt_format is {prompt_format!r} and temperature {temperature}",
+            "use prompt_format='completion' and temperature 0, or debias_order=False")
 
 
 def _spans(question: str, options: tuple[str, ...]) -> list[tuple[int, int]] | None:
@@ -71,14 +80,14 @@ def debiased_scores(llm: Any, prompts: list[str], options: tuple[str, ...],
     """Mean log-probability of each option as the answer over `prompts` (one per rotation);
     `continuation` formats an option as the model writes it (e.g. "{}</answer>")."""
     backend = getattr(llm, "inner", llm)  # under the generation cache, the backend it wraps
-    score = getattr(llm, "score", None)
-    if not callable(getattr(backend, "score", None)) or score is None:
+    if not callable(getattr(backend, "score", None)):
         raise MagsError(
             f"the LLM backend {getattr(llm, 'name', type(llm).__name__)!r} cannot score "
             "continuations, which the debiased choice needs",
             "use a GGUF model (llama.cpp backend) or set AgentConfig.debias_order=False")
     totals = [0.0] * len(options)
     for prompt in prompts:
-        for i, s in enumerate(score(prompt, [continuation.replace("{}", o) for o in options])):
+        for i, s in enumerate(llm.score(prompt, [continuation.replace("{}", o)
+                                                  for o in options])):
             totals[i] += s
     return [t / len(prompts) for t in totals]

@@ -147,13 +147,9 @@ def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], 
 def _decide_debiased(llm: Any, lines: list[str], question: str, options: tuple[str, ...], *,
                      prompt_format: str, answer_tags: bool, temperature: float) -> Choice:
     """The option with the best mean log-probability over the rotations of the question."""
-    from mags_lib.agents.option_order import debiased_scores, rotations
+    from mags_lib.agents.option_order import check_settings, debiased_scores, rotations
 
-    if prompt_format != "completion" or temperature > 0:
-        raise MagsError(
-            f"the order-debiased choice scores completions greedily; it was asked with "
-            f"prompt_format={prompt_format!r}, temperature={temperature}",
-            "use prompt_format='completion' and temperature 0, or debias_order=False")
+    check_settings(prompt_format, temperature, "decide")
     if not options:
         raise MagsError("a decision without legal actions", "call act() only on decision turns")
     t0 = time.perf_counter()
@@ -166,7 +162,7 @@ def _decide_debiased(llm: Any, lines: list[str], question: str, options: tuple[s
     prompt = completion_prompt(lines, question)
     text = f"{ANSWER_OPEN}{action}{ANSWER_CLOSE}" if answer_tags else f" {action}"
     return Choice(action=action, text=text, prompt=prompt,
-                  prompt_tokens=count_tokens(llm, prompt) * len(prompts),
+                  prompt_tokens=sum(count_tokens(llm, p) for p in prompts),
                   llm_seconds=time.perf_counter() - t0, cached=False,
                   scores=dict(zip(options, (round(x, 4) for x in scores), strict=True)))
 

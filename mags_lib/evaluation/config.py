@@ -116,10 +116,10 @@ class EvalConfig:
         if self.prompt_format not in PROMPT_FORMATS:
             raise MagsError(f"unknown prompt format {self.prompt_format!r}",
                             f"use one of {', '.join(PROMPT_FORMATS)}")
-        if self.debias_order and self.prompt_format != "completion":
-            raise MagsError("EvalConfig.debias_order scores completions, but prompt_format is "
-                            f"{self.prompt_format!r}",
-                            "use prompt_format='completion', or debias_order=False")
+        if self.debias_order:
+            from mags_lib.agents.option_order import check_settings
+
+            check_settings(self.prompt_format, 0.0, "EvalConfig.debias_order")
         if self.embedder not in ("embedded", "hashing"):
             raise MagsError(f"unknown embedder {self.embedder!r}", "use 'embedded' or 'hashing'")
         if self.context_window is not None and not 0 < self.context_window <= self.llm.n_ctx:

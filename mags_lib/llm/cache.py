@@ -92,13 +92,9 @@ class CachedLLM:
 
     def score(self, prompt: str, continuations: list[str]) -> list[float]:
         """The backend's `score`, cached like a generation (the scores as JSON text)."""
-        inner = getattr(self.inner, "score", None)
-        if inner is None:  # as the backend itself: no attribute, so callers see it cannot score
-            raise AttributeError("score")
-
         def call() -> Completion:
             t0 = time.perf_counter()
-            scores = inner(prompt, list(continuations))
+            scores = self.inner.score(prompt, list(continuations))
             return Completion(text=json.dumps(scores), seconds=time.perf_counter() - t0)
 
         return json.loads(self._cached("score", [prompt, list(continuations)], call).text)
