@@ -91,3 +91,16 @@ def debiased_scores(llm: Any, prompts: list[str], options: tuple[str, ...],
                                                   for o in options])):
             totals[i] += s
     return [t / len(prompts) for t in totals]
+
+
+def text_order(question: str, options: tuple[str, ...] | list[str]) -> list[str] | None:
+    """The options in the order `question` names them, or None unless each is named exactly
+    once (see `_spans`).
+
+    >>> text_order("Give the b or the a?", ("a", "b"))
+    ['b', 'a']
+    """
+    spans = _spans(question, tuple(options))
+    if spans is None:
+        return None
+    return [o for _, o in sorted(zip(spans, options, strict=True))]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from mags_lib.synth import diversity
-from mags_lib.synth.chains import episode_rows, game_config
+from mags_lib.synth.chains import episode_rows, game_config, order_twins
 from mags_lib.synth.config import SPLITS, SynthConfig
 from mags_lib.synth.expand import (
     ExpansionReport,
@@ -245,6 +245,8 @@ def synthesize(cfg: SynthConfig | None = None, *, llm: Any = None,
         groups[task]["expanded"] = added
         groups[task]["seed"] = list(seeds[task])
         final[task]["train"] = train + (groups[task]["seed"] if cfg.include_seed_rows else [])
+    if cfg.answer_all_orders:
+        final["answer"]["train"] = [t for r in final["answer"]["train"] for t in order_twins(r)]
     result = _finish(cfg, final, groups, why, expansion, seed_skips, embedder, out_dir, seconds,
                      t0)
     for task, report in candidates_report.items():

@@ -160,6 +160,33 @@ def answer_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Ran
     return _row("answer", prompt, f"<answer>{truth.correct_action}</answer>", gold, seed)
 
 
+def order_twins(row: dict) -> list[dict]:
+    """An answer row once per cyclic rotation of the options' places in its question (the row
+    itself first), memory lines and answer unchanged: the pairs that say the order does not
+    decide. A row whose question does not name each option exactly once comes back alone.
+
+    >>> row = {"prompt": [{"role": "user", "content": "x\\nGive the a or the b?\\nAnswer:"}],
+    ...        "completion": [{"role": "assistant", "content": "<answer>a</answer>"}],
+    ...        "gold": {"observation": "Give the a or the b?", "options": ["a", "b"]}}
+    >>> [t["gold"]["observation"] for t in order_twins(row)]
+    ['Give the a or the b?', 'Give the b or the a?']
+    >>> order_twins(row)[1]["prompt"][0]["content"]
+    'x\\nGive the b or the a?\\nAnswer:'
+    """
+    from mags_lib.agents.option_order import rotations
+
+    gold = row.get("gold") or {}
+    question, options = gold.get("observation"), tuple(gold.get("options") or ())
+    if not question or sum(question in m.get("content", "") for m in row["prompt"]) != 1:
+        return [row]
+    twins = [row]
+    for k, q in enumerate(rotations(question, options)[1:], start=1):
+        prompt = [{**m, "content": m["content"].replace(question, q)} for m in row["prompt"]]
+        twins.append({**row, "prompt": prompt, "gold": {**gold, "observation": q,
+                                                         "order_rotation": k}})
+    return twins
+
+
 def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) > 2}
 

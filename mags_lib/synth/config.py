@@ -81,6 +81,12 @@ class SynthConfig:
                 "(listed before the current one), where the rule has one"})
     no_memory_share: float = field(default=0.1, metadata={
         "help": "answer rows: share whose memory lacks the rule (gold['answerable'] = False)"})
+    answer_all_orders: bool = field(default=False, metadata={
+        "help": "answer rows of train: each written once per cyclic rotation of the options' "
+                "places in its question (chains.order_twins), the same memory lines and answer, "
+                "so that the order cannot decide; val / test stay as the game asked (3 seeds, "
+                "2026-11-27: no less order-bound than the rows as the game asked them, at 30 "
+                "or 60 SFT steps; more steps helped)"})
     answer_prompt_formats: list[str] = field(
         default_factory=lambda: ["completion", "chat"], metadata={
             "help": "decision prompt formats of mags_lib.agents.prompt, one drawn per answer "

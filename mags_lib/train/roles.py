@@ -91,15 +91,19 @@ class RoleRecipe:
 # plain writer, but those steps took 50 minutes here; 240 steps fit notebooks 01-03's
 # 60-minute budget once LoRA dropout was dropped. Trained on rule changes partly re-framed as
 # first sights (SynthConfig.reframe_update_share) it reached 0.900 but wrote nothing for some
-# changes and played worse. The runs behind each choice are in docs/journal.md (2026-11-26,
-# 2026-11-27).
+# changes and played worse. The answer model trains 60 SFT steps: at 30 (a quarter epoch) it
+# named the last-named option when unsure (greedy accuracy 0.74 with the right item named last
+# 0.86, first 0.69, 3 seeds); at 60 it read the notes (0.85, last 0.90, first 0.82), and in the
+# loop greedy `mags` went from 0.845 to 0.955. Trained on rows written in every order of the
+# options (SynthConfig.answer_all_orders) it was no better. The runs behind each choice are in
+# docs/journal.md (2026-11-26, 2026-11-27).
 ROLE_RECIPES: dict[str, RoleRecipe] = {
     "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
                       grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
                       grpo_scale_rewards="batch", grpo_mine=400, grpo_mine_lowest_first=True),
     "write": RoleRecipe(sft_steps=240, grpo_steps=10, completion_tokens=48, eval_tokens=48,
                         sft_decision_weight=10.0),
-    "answer": RoleRecipe(sft_steps=30, grpo_steps=10, completion_tokens=12, eval_tokens=16),
+    "answer": RoleRecipe(sft_steps=60, grpo_steps=10, completion_tokens=12, eval_tokens=16),
     "mixed": RoleRecipe(sft_steps=60, grpo_steps=30, completion_tokens=64, eval_tokens=64),
 }
 """The full-run recipe of each role (smoke runs shrink it through the stage configs)."""
@@ -244,8 +248,8 @@ def estimate_seconds(cfg: RoleTrainConfig, costs: dict[str, float] | None = None
     """Estimated wall seconds of `train_role(cfg)` per stage, from per-step costs: every
     judged batch and GRPO group assumed to run to its full token budget.
 
-    >>> round(sum(estimate_seconds(RoleTrainConfig(role="answer")).values()) / 60)  # ran 4.8
-    6
+    >>> round(sum(estimate_seconds(RoleTrainConfig(role="answer")).values()) / 60)  # ran 7.8
+    9
     """
     from mags_lib.train.evaluate import EVAL_BATCH
 
