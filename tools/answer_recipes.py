@@ -1,5 +1,7 @@
-"""Variants of the answer model's training recipe, trained as notebook 02 trains it and judged by
-the order probe (`evaluation/answer_order.py`): does the choice follow the options' order?
+"""Variants of the answer model's training recipe, judged by the order probe.
+
+Does the choice follow the options' order? Each variant is trained as notebook 02 trains it and
+judged by the order probe (`evaluation/answer_order.py`).
 
     python tools/answer_recipes.py --out DIR --runs recipe:0 twins:0     # here, on a CPU
     python tools/answer_recipes.py --base-model SmolLM2-135M-Instruct.Q4_1.gguf --out DIR \\
@@ -31,7 +33,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from write_recipes import environment  # noqa: E402  (tools/ is not a package)
+from write_recipes import environment, parse_runs, recipe_parser  # noqa: E402  (tools/ is not a package)
 
 VARIANTS: dict[str, dict] = {
     "recipe": {"sft_steps": 30, "twins": False},
@@ -97,22 +99,9 @@ def run_one(name: str, seed: int, args: argparse.Namespace, data: dict[bool, Pat
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--base-model", default="embedded")
-    ap.add_argument("--data-dir", default=None, help="default: data/synth/ (notebook 01)")
-    ap.add_argument("--models-dir", default="models/answer_recipes")
-    ap.add_argument("--out", required=True)
-    ap.add_argument("--runs", nargs="+", default=["recipe:0", "twins:0"],
-                    help=f"VARIANT:SEED (variants: {', '.join(VARIANTS)})")
-    ap.add_argument("--smoke", action="store_true")
+    ap = recipe_parser(__doc__, "models/answer_recipes", ["recipe:0", "twins:0"], VARIANTS)
     args = ap.parse_args()
-    runs = []
-    for r in args.runs:
-        name, _, seed = r.partition(":")
-        if name not in VARIANTS or not seed.isdigit():
-            ap.error(f"--runs {r!r}: write VARIANT:SEED, e.g. twins:0, with a variant among "
-                     f"{', '.join(VARIANTS)}")
-        runs.append((name, int(seed)))
+    runs = parse_runs(ap, args.runs, VARIANTS)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     from mags_lib.paths import SYNTH_DATA_DIR
 

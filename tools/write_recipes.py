@@ -129,28 +129,42 @@ def run_one(name: str, seed: int, args: argparse.Namespace, out: Path,
     return result
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def recipe_parser(doc: str, models_dir: str, runs: list[str], variants: dict
+                  ) -> argparse.ArgumentParser:
+    """The arguments every recipe runner takes: base model, data, models, output, runs, smoke."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--base-model", default="embedded")
-    ap.add_argument("--data-dir", default=None, help="default: data/synth/")
-    ap.add_argument("--models-dir", default="models/write_recipes")
+    ap.add_argument("--data-dir", default=None, help="default: data/synth/ (notebook 01)")
+    ap.add_argument("--models-dir", default=models_dir)
     ap.add_argument("--out", required=True)
-    ap.add_argument("--runs", nargs="+", default=["recipe:0", "op10x360:0"],
-                    help=f"VARIANT:SEED, in priority order (variants: {', '.join(VARIANTS)})")
+    ap.add_argument("--runs", nargs="+", default=runs,
+                    help=f"VARIANT:SEED, in priority order (variants: {', '.join(variants)})")
+    ap.add_argument("--smoke", action="store_true", help="the same path at tiny sizes")
+    return ap
+
+
+def parse_runs(ap: argparse.ArgumentParser, specs: list[str], variants: dict
+               ) -> list[tuple[str, int]]:
+    """`--runs VARIANT:SEED ...` as (variant, seed) pairs; a bad one stops `ap` with the fix."""
+    runs = []
+    for r in specs:
+        name, _, seed = r.partition(":")
+        if name not in variants or not seed.isdigit():
+            ap.error(f"--runs {r!r}: write VARIANT:SEED, e.g. {next(iter(variants))}:0, with a "
+                     f"variant among {', '.join(variants)}")
+        runs.append((name, int(seed)))
+    return runs
+
+
+def main() -> None:
+    ap = recipe_parser(__doc__, "models/write_recipes", ["recipe:0", "op10x360:0"], VARIANTS)
     ap.add_argument("--adapters", type=int, default=2,
                     help="save the bf16 adapters of the first N runs")
     ap.add_argument("--base-eval-rows", type=int, default=10)
     ap.add_argument("--budget-s", type=float, default=None,
                     help="skip a run whose estimated time would overrun this")
-    ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
-    runs = []
-    for r in args.runs:
-        name, _, seed = r.partition(":")
-        if name not in VARIANTS or not seed.isdigit():
-            ap.error(f"--runs {r!r}: write VARIANT:SEED, e.g. op10x360:0, with a variant "
-                     f"among {', '.join(VARIANTS)}")
-        runs.append((name, int(seed)))
+    runs = parse_runs(ap, args.runs, VARIANTS)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     from mags_lib.synth import SynthConfig
