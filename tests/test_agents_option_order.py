@@ -163,3 +163,47 @@ def test_scores_follow_the_chain_rule(backend, embedded_llm):
     tail, = llm.score(prompt + " pebble", [" and the felt"])
     assert whole == pytest.approx(head + tail, abs=tol)
     assert whole < head < 0
+
+
+@pytest.mark.slow
+def test_llamacpp_scores_the_rotations_sharing_their_beginning(embedded_llm):
+    """`score_prompts` evaluates what a rotation shares with the one before once, and scores as
+    `score` does, whatever ran before it."""
+    prompts = ["\n".join([*LINES, q, "Answer:"]) for q in rotations(QUESTION, ("pebble", "felt"))]
+    conts = [" pebble", " felt"]
+    alone = [embedded_llm.score(p, conts) for p in prompts]
+    llama = embedded_llm.llama
+    evaluated: list[int] = []
+    real_eval = llama.eval
+
+    def counting_eval(tokens):
+        evaluated.append(len(tokens))
+        return real_eval(tokens)
+
+    llama.eval = counting_eval
+    try:
+        together = embedded_llm.score_prompts(prompts, conts)
+    finally:
+        del llama.eval
+    n = [len(llama.tokenize(p.encode(), add_bos=True, special=True)) for p in prompts]
+    prompt_evals = [k for k in evaluated if k > 1]  # continuations go one token at a time
+    assert prompt_evals[0] == n[0] and prompt_evals[1] < n[1] // 2  # the notes not again
+    for got, want in zip(together, alone, strict=True):
+        assert got == pytest.approx(want, abs=0.05)
+    embedded_llm.score(QUESTION, [" felt"])  # something else in between
+    assert embedded_llm.score_prompts(prompts, conts) == together
+    assert embedded_llm.score_prompts([], conts) == []
+
+
+def test_the_cache_keeps_a_backends_rotations_as_one_request(tmp_path):
+    class Together(LastNamedLLM):
+        def score_prompts(self, prompts, continuations):
+            self.batches = getattr(self, "batches", 0) + 1
+            return [self.score(p, continuations) for p in prompts]
+
+    inner = Together()
+    llm = CachedLLM(inner, GenerationCache(tmp_path / "c.sqlite"))
+    for _ in range(2):
+        assert decide(llm, LINES, QUESTION, ("pebble", "felt"), debias_order=True).scores == {
+            "pebble": 3.5, "felt": 1.5}
+    assert inner.batches == 1 and inner.calls == 2  # both rotations in one request, cached

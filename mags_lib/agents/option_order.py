@@ -75,22 +75,28 @@ def rotations(question: str, options: tuple[str, ...] | list[str]) -> list[str]:
     return out
 
 
-def debiased_scores(llm: Any, prompts: list[str], options: tuple[str, ...],
-                    continuation: str = "{}") -> list[float]:
-    """Mean log-probability of each option as the answer over `prompts` (one per rotation);
-    `continuation` formats an option as the model writes it (e.g. "{}</answer>")."""
+def rotation_scores(llm: Any, prompts: list[str], continuations: list[str]) -> list[list[float]]:
+    """Each continuation's log-probability after each prompt: one `score_prompts` call where
+    the backend has it (llama.cpp evaluates the prompts' shared beginning once), else `score`
+    per prompt."""
     backend = getattr(llm, "inner", llm)  # under the generation cache, the backend it wraps
     if not callable(getattr(backend, "score", None)):
         raise MagsError(
             f"the LLM backend {getattr(llm, 'name', type(llm).__name__)!r} cannot score "
             "continuations, which the debiased choice needs",
             "use a GGUF model (llama.cpp backend) or set AgentConfig.debias_order=False")
-    totals = [0.0] * len(options)
-    for prompt in prompts:
-        for i, s in enumerate(llm.score(prompt, [continuation.replace("{}", o)
-                                                  for o in options])):
-            totals[i] += s
-    return [t / len(prompts) for t in totals]
+    many = getattr(llm, "score_prompts", None)
+    if callable(many):
+        return many(list(prompts), list(continuations))
+    return [llm.score(p, list(continuations)) for p in prompts]
+
+
+def debiased_scores(llm: Any, prompts: list[str], options: tuple[str, ...],
+                    continuation: str = "{}") -> list[float]:
+    """Mean log-probability of each option as the answer over `prompts` (one per rotation);
+    `continuation` formats an option as the model writes it (e.g. "{}</answer>")."""
+    rows = rotation_scores(llm, prompts, [continuation.replace("{}", o) for o in options])
+    return [sum(col) / len(prompts) for col in zip(*rows, strict=True)]
 
 
 def text_order(question: str, options: tuple[str, ...] | list[str]) -> list[str] | None:

@@ -84,7 +84,7 @@ def order_probe(llm: Any, rows: list[dict[str, Any]]) -> OrderProbe:
     option scored best in a rotation is that rotation's choice (the greedy choice, read off the
     scores), the best mean over the rotations the row's order-debiased choice (the loop's
     `debias_order`). Scoring works on llama.cpp and transformers alike."""
-    from mags_lib.agents.option_order import rotations
+    from mags_lib.agents.option_order import rotation_scores, rotations
     from mags_lib.agents.prompt import ANSWER_CLOSE, ANSWER_OPEN, completion_prompt
 
     records: list[dict[str, Any]] = []
@@ -106,9 +106,9 @@ def order_probe(llm: Any, rows: list[dict[str, Any]]) -> OrderProbe:
             continue
         lines = parts[0]
         totals = [0.0] * len(options)
-        for k, q in enumerate(asked):
-            scores = llm.score(completion_prompt(lines, q) + ANSWER_OPEN,
-                               [o + ANSWER_CLOSE for o in options])
+        scored = rotation_scores(llm, [completion_prompt(lines, q) + ANSWER_OPEN for q in asked],
+                                 [o + ANSWER_CLOSE for o in options])
+        for k, (q, scores) in enumerate(zip(asked, scored, strict=True)):
             totals = [t + x for t, x in zip(totals, scores, strict=True)]
             choice = options[max(range(len(options)), key=lambda i: (scores[i], -i))]
             records.append({"row": n, "rotation": k, "memory": gold.get("memory"),

@@ -98,3 +98,16 @@ class CachedLLM:
             return Completion(text=json.dumps(scores), seconds=time.perf_counter() - t0)
 
         return json.loads(self._cached("score", [prompt, list(continuations)], call).text)
+
+    def score_prompts(self, prompts: list[str], continuations: list[str]) -> list[list[float]]:
+        """The backend's `score_prompts` (or `score` per prompt when it has none), cached as
+        one request."""
+        def call() -> Completion:
+            t0 = time.perf_counter()
+            many = getattr(self.inner, "score_prompts", None)
+            scores = (many(list(prompts), list(continuations)) if callable(many)
+                      else [self.inner.score(p, list(continuations)) for p in prompts])
+            return Completion(text=json.dumps(scores), seconds=time.perf_counter() - t0)
+
+        return json.loads(self._cached("score_prompts", [list(prompts), list(continuations)],
+                                       call).text)

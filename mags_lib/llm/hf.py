@@ -107,6 +107,10 @@ class TransformersLLM:
             scores.append(float(picked[n_prompt - 1:].sum()))
         return scores
 
+    def score_prompts(self, prompts: list[str], continuations: list[str]) -> list[list[float]]:
+        """`score` for each prompt (no shared evaluation here: this backend is for checks)."""
+        return [self.score(p, continuations) for p in prompts]
+
     def chat(self, messages: list[Message], *, grammar: str | None = None, max_tokens: int = 128,
              temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
         prompt = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

@@ -152,16 +152,24 @@ class LlamaCppLLM:
         The prompt is evaluated once; each continuation is evaluated after it, one token at a
         time, reading the next token's logits (so `logits_all` stays off and nothing else
         changes). A continuation is tokenized together with the prompt, and its tokens are those
-        past the prompt's, so a word is split as it would be in generated text.
+        past the prompt's, so a word is split as it would be in generated text. (One batch per
+        continuation, keeping each position's logits, was 3% faster on the answer model and
+        moved scores by up to 0.03: not worth reaching further into llama-cpp-python.)
+        """
+        return self.score_prompts([prompt], continuations)[0]
+
+    def score_prompts(self, prompts: list[str], continuations: list[str]) -> list[list[float]]:
+        """`score` for each of several prompts that share a beginning (the rotations of one
+        question): the tokens a prompt shares with the one before are not evaluated again.
+
+        Deterministic: the cache is reset first, so the same prompts give the same scores
+        whatever ran before. A prompt after the first can differ from its own `score` call in
+        the last digits, as its shared beginning was evaluated in another batch split.
         """
         import numpy as np
 
-        if not continuations:
-            return []
-        prompt_ids = self.llama.tokenize(prompt.encode(), add_bos=True, special=True)
-        full_ids = [self.llama.tokenize((prompt + c).encode(), add_bos=True, special=True)
-                    for c in continuations]
-        self._check_fits(len(prompt_ids), max(len(f) for f in full_ids) - len(prompt_ids) + 1)
+        if not continuations or not prompts:
+            return [[] for _ in prompts]
         n_vocab = self.llama.n_vocab()
 
         def logprobs() -> np.ndarray:
@@ -170,24 +178,38 @@ class LlamaCppLLM:
             return row - (row.max() + np.log(np.exp(row - row.max()).sum()))
 
         self.llama.reset()
-        self.llama.eval(prompt_ids)
-        first = logprobs()
-        scores = []
-        for ids in full_ids:
-            if ids[: len(prompt_ids)] != prompt_ids:  # the join merged across the boundary
-                ids = prompt_ids + self.llama.tokenize(
-                    continuations[len(scores)].encode(), add_bos=False, special=True)
-            rest = ids[len(prompt_ids):]
-            self.llama.n_tokens = len(prompt_ids)  # drop the last continuation's tokens
-            total, lp = 0.0, first
-            for i, tok in enumerate(rest):
-                total += float(lp[tok])
-                if i + 1 < len(rest):
-                    self.llama.eval([tok])
-                    lp = logprobs()
-            scores.append(total)
+        before: list[int] = []  # the previous prompt's tokens, still in the KV cache
+        out = []
+        for prompt in prompts:
+            prompt_ids = self.llama.tokenize(prompt.encode(), add_bos=True, special=True)
+            full_ids = [self.llama.tokenize((prompt + c).encode(), add_bos=True, special=True)
+                        for c in continuations]
+            self._check_fits(len(prompt_ids), max(len(f) for f in full_ids) - len(prompt_ids) + 1)
+            keep = 0  # at least the last token is evaluated again, for its logits
+            while (keep < min(len(before), len(prompt_ids) - 1)
+                   and before[keep] == prompt_ids[keep]):
+                keep += 1
+            self.llama.n_tokens = keep  # eval() drops the cache past this point
+            self.llama.eval(prompt_ids[keep:])
+            before = prompt_ids
+            first = logprobs()
+            scores = []
+            for ids in full_ids:
+                if ids[: len(prompt_ids)] != prompt_ids:  # the join merged across the boundary
+                    ids = prompt_ids + self.llama.tokenize(
+                        continuations[len(scores)].encode(), add_bos=False, special=True)
+                rest = ids[len(prompt_ids):]
+                self.llama.n_tokens = len(prompt_ids)  # drop the last continuation's tokens
+                total, lp = 0.0, first
+                for i, tok in enumerate(rest):
+                    total += float(lp[tok])
+                    if i + 1 < len(rest):
+                        self.llama.eval([tok])
+                        lp = logprobs()
+                scores.append(total)
+            out.append(scores)
         self.llama.reset()
-        return scores
+        return out
 
     def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 128,
                  temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
