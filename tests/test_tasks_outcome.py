@@ -72,7 +72,7 @@ def test_scoring_leaves_the_cached_memory_as_it_was():
     backward = write_outcome_reward(texts[::-1], gold=[CHANGE] * 3, embedder="hashing")
     assert forward == backward[::-1]
     terms = outcome_terms(texts[0], CHANGE, embedder="hashing")
-    assert set(terms) == {"held", "stale", "extra"}
+    assert set(terms) == {"held", "stale", "extra", "skipped"}
 
 
 def test_the_reward_is_registered_and_takes_json_gold_as_trl_passes_it():
@@ -82,3 +82,32 @@ def test_the_reward_is_registered_and_takes_json_gold_as_trl_passes_it():
     (fn,) = build_rewards(["write_outcome_reward"], {"write_outcome_reward":
                                                      {"embedder": "hashing", "mu": 1.0}})
     assert fn([block()], gold=[json.dumps(CHANGE)]) == [pytest.approx(2 / 3 - 1 / 3)]
+
+
+def test_a_bad_row_or_an_action_on_nothing_never_stops_training_and_is_counted():
+    """Issue 20's bad input: a row whose memory cannot be built scores 0 and an action naming
+    no node at most 0, each reason counted for the training log; the batch's other rows keep
+    their rewards."""
+    from mags_lib.tasks.rewards import take_reward_issues
+
+    take_reward_issues()
+    guarded, = build_rewards(["write_outcome_reward"],
+                             {"write_outcome_reward": {"embedder": "hashing"}})
+    update = block("update semantic 0.9: On rainy turns, the purple glarb eats only the copper.")
+    broken = {**CHANGE, "memory_before": [{"block": "semantic"}]}  # a snapshot without text
+    got = guarded([update, update, block("forget: xyzzy qwerty"), update],
+                  gold=[CHANGE, broken, NOTHING, "{not json"])
+    issues = take_reward_issues()
+    assert got[0] == reward(update, CHANGE) > 0.9 and got[1] == 0.0
+    # at most 0, and never above the honest empty block (a flat 0 could pay it more)
+    assert got[2] == 0.0 < reward(block(), NOTHING)
+    assert reward(block("forget: xyzzy qwerty"), CHANGE) == 0.0 < reward(block(), CHANGE)
+    assert got[3] == 0.0
+    assert issues.pop("write_outcome_reward: an action names no node in memory") == 1
+    assert issues.pop("write_outcome_reward: gold is not a JSON object") == 1
+    assert list(issues.values()) == [1] and next(iter(issues)).startswith(
+        "write_outcome_reward: ")  # the snapshot without text, by GuardedReward
+    take_reward_issues()
+    assert take_reward_issues() == {}
+    with pytest.raises(KeyError):  # the bare function still raises, so a bug shows in tests
+        REWARDS["write_outcome_reward"]([update], gold=[broken], embedder="hashing")

@@ -17,7 +17,9 @@ memory settings and embedder, and then asks the memory the row's probe questions
 * `extra`: nodes added beyond what the turn needs (one for a rule stated or changed, none for
   a repeat, a feedback verdict or a distractor; the graph regulariser).
 
-Malformed output (no complete `<engram>` block) gets `format_penalty` and changes nothing. Rows
+Malformed output (no complete `<engram>` block) gets `format_penalty` and changes nothing; a
+write whose `forget` or `link` names no node in memory gets at most 0 (see `combine`), counted
+in `rewards.REWARD_ISSUES`, as is a row whose memory cannot be built (0, by `GuardedReward`). Rows
 without probes (ask and answer rows, and write rows from before the probes) get None, so a mixed
 dataset can share the reward list. Ground truth only scores here: the probes' items and words
 never reach the model's prompt.
@@ -117,17 +119,22 @@ def outcome_terms(text: str, gold: dict[str, Any], k: int = 3,
         stale = sum(any(_states(t, p)[1] for t in valid) for p in probes)
         needed = 1 if gold.get("op") in ("add", "update") else 0
         return {"held": held / len(probes), "stale": stale / len(probes),
-                "extra": float(max(0, len(report.added) - needed))}
+                "extra": float(max(0, len(report.added) - needed)),
+                "skipped": float(len(report.skipped))}
     finally:
         memory.rollback(snap)
 
 
 def combine(terms: dict[str, float] | None, mu: float = MU, lam: float = LAM,
             format_penalty: float = FORMAT_PENALTY) -> float:
-    """held - mu * stale - lam * extra, or `format_penalty` for output that did not parse."""
+    """held - mu * stale - lam * extra, or `format_penalty` for output that did not parse. A
+    write with an action that names no node in memory (a `forget` or `link` of nothing) gets
+    at most 0: a flat 0 would pay it more than an honest empty block on a change row, which
+    scores as low as -mu."""
     if terms is None:
         return format_penalty
-    return terms["held"] - mu * terms["stale"] - lam * terms["extra"]
+    value = terms["held"] - mu * terms["stale"] - lam * terms["extra"]
+    return min(0.0, value) if terms.get("skipped") else value
 
 
 def write_outcome_reward(completions: list, gold: list | None = None, k: int = 3,
@@ -136,15 +143,21 @@ def write_outcome_reward(completions: list, gold: list | None = None, k: int = 3
     """held - mu * stale - lam * extra of each completion's write (see the module doc);
     `format_penalty` for output without a complete `<engram>` block; None for rows without
     probes."""
-    from mags_lib.tasks.rewards import _column, completion_text
+    from mags_lib.tasks.rewards import REWARD_ISSUES, _column, completion_text
 
     golds = _column({"gold": gold}, "gold", len(completions))
     out: list[float | None] = []
-    for c, g in zip(completions, golds, strict=True):
-        g = gold_of(g)
+    for c, raw in zip(completions, golds, strict=True):
+        g = gold_of(raw)
+        if isinstance(raw, str) and not g:  # the row's snapshot does not load
+            REWARD_ISSUES["write_outcome_reward: gold is not a JSON object"] += 1
+            out.append(0.0)
+            continue
         if not g.get("probes") or "memory_before" not in g:
             out.append(None)
             continue
-        out.append(combine(outcome_terms(completion_text(c), g, k, embedder), mu, lam,
-                           format_penalty))
+        terms = outcome_terms(completion_text(c), g, k, embedder)
+        if terms is not None and terms.get("skipped"):
+            REWARD_ISSUES["write_outcome_reward: an action names no node in memory"] += 1
+        out.append(combine(terms, mu, lam, format_penalty))
     return out

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from functools import lru_cache, partial
 from typing import Any
@@ -588,10 +588,62 @@ def _register_outcome() -> None:
 _register_outcome()
 
 
-def build_rewards(names: list[str], params: dict[str, dict] | None = None) -> list[Reward]:
-    """Reward functions by name, with keyword parameters bound from `params[name]`.
+REWARD_ISSUES: Counter[str] = Counter()  # rewards set to 0 by `GuardedReward`, by reason
 
-    >>> [f.func.__name__ for f in build_rewards(["format_reward"], {})]
+
+def take_reward_issues() -> dict[str, int]:
+    """The rewards set to 0 since the last call, by reason (and the count starts again)."""
+    issues = dict(REWARD_ISSUES)
+    REWARD_ISSUES.clear()
+    return issues
+
+
+def _reason(name: str, exc: Exception) -> str:
+    cause = getattr(exc, "cause", None) or f"{type(exc).__name__}: {exc}"
+    return f"{name}: {str(cause).splitlines()[0][:120]}"
+
+
+class GuardedReward:
+    """A registered reward that never stops training: when a batch raises (a row whose gold
+    memory cannot be built, a value of the wrong type), each completion is scored alone, and
+    one that still raises gets 0.0 with the reason counted in `REWARD_ISSUES` (GRPO logs it
+    and keeps it in the stage's metrics). Named like the reward it wraps, as TRL logs it.
+
+    >>> _ = take_reward_issues()
+    >>> bad = GuardedReward("write_outcome_reward", REWARDS["write_outcome_reward"])
+    >>> bad(["<engram>\\n</engram>"] * 2, gold=[{"memory_before": [{"bogus": 1}],
+    ...     "probes": [{"question": "q"}], "op": "none"}, {"op": "none"}])
+    [0.0, None]
+    >>> take_reward_issues()
+    {"write_outcome_reward: KeyError: 'text'": 1}
+    """
+
+    def __init__(self, name: str, func: Reward, **params: Any):
+        self.__name__ = name
+        self.func = partial(func, **params) if params else func
+
+    def __call__(self, completions: list, **kwargs: Any) -> list[float | None]:
+        try:
+            return self.func(completions, **kwargs)
+        except Exception:  # noqa: BLE001 - one bad row must not stop training; scored alone below
+            pass
+        n, out = len(completions), []
+        for i, completion in enumerate(completions):
+            row = {k: [v[i]] if isinstance(v, list) and len(v) == n else v
+                   for k, v in kwargs.items()}
+            try:
+                out.extend(self.func([completion], **row))
+            except Exception as exc:  # noqa: BLE001 - counted, and the reward is 0
+                REWARD_ISSUES[_reason(self.__name__, exc)] += 1
+                out.append(0.0)
+        return out
+
+
+def build_rewards(names: list[str], params: dict[str, dict] | None = None) -> list[Reward]:
+    """Reward functions by name, with keyword parameters bound from `params[name]`, each
+    guarded (`GuardedReward`).
+
+    >>> [f.__name__ for f in build_rewards(["format_reward"], {})]
     ['format_reward']
     """
     unknown = [n for n in names if n not in REWARDS]
@@ -601,4 +653,4 @@ def build_rewards(names: list[str], params: dict[str, dict] | None = None) -> li
         raise MagsError(f"unknown reward function(s): {', '.join(unknown)}",
                         f"pick from {', '.join(sorted(REWARDS))}")
     params = params or {}
-    return [partial(REWARDS[n], **params.get(n, {})) for n in names]
+    return [GuardedReward(n, REWARDS[n], **params.get(n, {})) for n in names]

@@ -25,7 +25,7 @@ from typing import Any
 
 from mags_lib.manifest import write_json
 from mags_lib.tasks.data import data_hash, to_dataset
-from mags_lib.tasks.rewards import build_rewards
+from mags_lib.tasks.rewards import build_rewards, take_reward_issues
 from mags_lib.train.backend import load_trainable
 from mags_lib.train.common import (
     curve,
@@ -140,14 +140,19 @@ def _train(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict],
     before = lora_state(trainer.model)
     # on a GPU, TRL's own choice stands (compact on Triton; fixed shapes for XLA-like devices)
     compact = compact_fused_head() if info["device"] == "cpu" else nullcontext(False)
+    take_reward_issues()  # count this run's zeroed rewards only
     with timed() as t, compact:
         trainer.train()
+    issues = take_reward_issues()
+    if issues:
+        log.warning("GRPO %s: %d rewards set to 0 (bad row or action): %s", cfg.name,
+                    sum(issues.values()), issues)
     steps = trainer.state.global_step
     reward_curve = curve(trainer.state.log_history, "reward", CURVE_KEYS)
     metrics: dict[str, Any] = {
         "n_train": len(train_rows), "n_eval": len(eval_rows), "steps": steps,
         "train_seconds": t["s"], "seconds_per_step": t["s"] / max(steps, 1),
-        "lora_max_change": lora_change(before, trainer.model),
+        "lora_max_change": lora_change(before, trainer.model), "reward_issues": issues,
         "reward_first": reward_curve[0]["reward"] if reward_curve else None,
         "reward_last": reward_curve[-1]["reward"] if reward_curve else None}
     merged = save_merged(trainer.model, tokenizer, out)
