@@ -107,7 +107,10 @@ def test_a_bad_row_or_an_action_on_nothing_never_stops_training_and_is_counted()
     assert issues.pop("write_outcome_reward: gold is not a JSON object") == 1
     assert list(issues.values()) == [1] and next(iter(issues)).startswith(
         "write_outcome_reward: ")  # the snapshot without text, by GuardedReward
+    # a row counted before the batch failed is counted once, not again row by row
     take_reward_issues()
+    guarded([block("forget: xyzzy qwerty"), update], gold=[NOTHING, broken])
+    assert take_reward_issues()["write_outcome_reward: an action names no node in memory"] == 1
     assert take_reward_issues() == {}
     with pytest.raises(KeyError):  # the bare function still raises, so a bug shows in tests
         REWARDS["write_outcome_reward"]([update], gold=[broken], embedder="hashing")

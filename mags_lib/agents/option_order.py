@@ -22,6 +22,7 @@ import re
 from typing import Any
 
 from mags_lib.errors import MagsError
+from mags_lib.llm.base import score_each
 
 
 def check_settings(prompt_format: str, temperature: float, owner: str) -> None:
@@ -76,19 +77,15 @@ def rotations(question: str, options: tuple[str, ...] | list[str]) -> list[str]:
 
 
 def rotation_scores(llm: Any, prompts: list[str], continuations: list[str]) -> list[list[float]]:
-    """Each continuation's log-probability after each prompt: one `score_prompts` call where
-    the backend has it (llama.cpp evaluates the prompts' shared beginning once), else `score`
-    per prompt."""
+    """Each continuation's log-probability after each prompt (`llm.base.score_each`), or an
+    error that names the fix when the backend cannot score."""
     backend = getattr(llm, "inner", llm)  # under the generation cache, the backend it wraps
     if not callable(getattr(backend, "score", None)):
         raise MagsError(
             f"the LLM backend {getattr(llm, 'name', type(llm).__name__)!r} cannot score "
             "continuations, which the debiased choice needs",
             "use a GGUF model (llama.cpp backend) or set AgentConfig.debias_order=False")
-    many = getattr(llm, "score_prompts", None)
-    if callable(many):
-        return many(list(prompts), list(continuations))
-    return [llm.score(p, list(continuations)) for p in prompts]
+    return score_each(llm, prompts, continuations)
 
 
 def debiased_scores(llm: Any, prompts: list[str], options: tuple[str, ...],

@@ -11,7 +11,7 @@ output say so with a clear error instead of silently ignoring it.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": "..."}
 
@@ -92,3 +92,13 @@ class ChatLLM(Protocol):
         seed: int = 0,
         stop: list[str] | None = None,
     ) -> Completion: ...
+
+
+def score_each(llm: Any, prompts: list[str], continuations: list[str]) -> list[list[float]]:
+    """Each continuation's log-probability after each prompt: the backend's `score_prompts`
+    (llama.cpp evaluates the prompts' shared beginning once) where it has one, else its
+    `score` per prompt."""
+    many = getattr(llm, "score_prompts", None)
+    if callable(many):
+        return many(list(prompts), list(continuations))
+    return [llm.score(p, list(continuations)) for p in prompts]

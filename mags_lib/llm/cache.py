@@ -15,7 +15,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from mags_lib.llm.base import ChatLLM, Completion, Message
+from mags_lib.llm.base import ChatLLM, Completion, Message, score_each
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS generations (
     key TEXT PRIMARY KEY, model TEXT NOT NULL, request TEXT NOT NULL,
@@ -100,13 +100,10 @@ class CachedLLM:
         return json.loads(self._cached("score", [prompt, list(continuations)], call).text)
 
     def score_prompts(self, prompts: list[str], continuations: list[str]) -> list[list[float]]:
-        """The backend's `score_prompts` (or `score` per prompt when it has none), cached as
-        one request."""
+        """The backend's `score_each` (`llm.base`), cached as one request."""
         def call() -> Completion:
             t0 = time.perf_counter()
-            many = getattr(self.inner, "score_prompts", None)
-            scores = (many(list(prompts), list(continuations)) if callable(many)
-                      else [self.inner.score(p, list(continuations)) for p in prompts])
+            scores = score_each(self.inner, prompts, continuations)
             return Completion(text=json.dumps(scores), seconds=time.perf_counter() - t0)
 
         return json.loads(self._cached("score_prompts", [list(prompts), list(continuations)],

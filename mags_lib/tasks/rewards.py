@@ -623,10 +623,12 @@ class GuardedReward:
         self.func = partial(func, **params) if params else func
 
     def __call__(self, completions: list, **kwargs: Any) -> list[float | None]:
+        counted = Counter(REWARD_ISSUES)
         try:
             return self.func(completions, **kwargs)
         except Exception:  # noqa: BLE001 - one bad row must not stop training; scored alone below
-            pass
+            REWARD_ISSUES.clear()  # what the failed batch counted is counted again row by row
+            REWARD_ISSUES.update(counted)
         n, out = len(completions), []
         for i, completion in enumerate(completions):
             row = {k: [v[i]] if isinstance(v, list) and len(v) == n else v
