@@ -1,0 +1,70 @@
+"""The one shape every conversation source gives: turns in sessions, questions with their gold,
+and the facts a perfect writer would store (gold writes).
+
+LoCoMo's reader (`locomo.py`) and the persona generator (`persona.py`) both return
+`Conversation`s, so evidence recall, QA scoring and the agents take either without knowing
+which. Turn ids follow LoCoMo's 'D<session>:<turn>'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One utterance: `dia_id` is 'D<session>:<turn>'."""
+
+    dia_id: str
+    session: int
+    speaker: str
+    text: str
+    date: str  # the session's date and time as the source writes it ("1:56 pm on 8 May, 2023")
+    caption: str | None = None  # a caption of a shared image, when the turn has one
+
+
+@dataclass(frozen=True)
+class QA:
+    """A question with its gold. `answer` None means nothing said answers it: abstaining is
+    right (LoCoMo's category 5). `kind` says what a generated question asks ('current',
+    'earlier', 'when', 'unknown'); `stale` holds values that were true once and are not the
+    answer now (answering one is a stale answer)."""
+
+    question: str
+    answer: str | None
+    evidence: tuple[str, ...]
+    category: int
+    adversarial_answer: str | None = None
+    kind: str | None = None
+    stale: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Observation:
+    """A fact drawn from a session, with the turns it comes from: a gold write. `op` is 'add'
+    for a new fact, 'update' for one that replaces `replaces` (the old fact's text)."""
+
+    session: int
+    speaker: str
+    text: str
+    evidence: tuple[str, ...]
+    op: str = "add"
+    replaces: str | None = None
+
+
+@dataclass
+class Conversation:
+    sample_id: str
+    speakers: tuple[str, str]
+    sessions: dict[int, list[Turn]]
+    qa: list[QA]
+    observations: list[Observation]
+    repairs: list[str] = field(default_factory=list)  # malformed source entries read leniently
+
+    def turns(self) -> Iterator[Turn]:
+        for s in sorted(self.sessions):
+            yield from self.sessions[s]
+
+    def turn_ids(self) -> set[str]:
+        return {t.dia_id for t in self.turns()}

@@ -1,0 +1,132 @@
+"""Evidence recall on conversations: do the turns a question rests on come back from memory?
+
+    from mags_lib.evaluation.evidence_recall import conversation_rows, summarize
+
+    rows = conversation_rows(conv, retriever="memory", embedder=emb)   # one row per question
+    summarize(rows)   # recall@5 / @10 overall and per category, 95% bootstrap over conversations
+
+Each turn is written verbatim into a fresh `LiquidMemory` (episodic, `source` = its 'D<s>:<t>'
+id, the text as "Speaker: words", a shared image's caption appended), then every question with
+gold evidence is asked with `recall(question, k)`. recall@k is the share of a question's
+evidence ids found among the sources of the top k hits (LoCoMo's "recall accuracy"); a merged
+node counts with all of its sources, as a reader would see them. `retriever="bm25"` ranks the
+same texts with flat Okapi BM25 and no memory at all: the static baseline.
+
+By default recall does not learn while it is being measured (`learn=False`), so the order of
+the questions does not change the answers; `learn=True` measures the memory as an agent would
+use it, with Hebbian edges from every question before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from mags_lib.conversations.locomo import CATEGORIES
+from mags_lib.conversations.types import Conversation, Turn
+
+KS = (5, 10)
+
+
+def turn_text(turn: Turn) -> str:
+    """What a memory stores for one turn: the speaker, the words, a shared image's caption."""
+    text = f"{turn.speaker}: {turn.text}"
+    return f"{text} [shares a photo: {turn.caption}]" if turn.caption else text
+
+
+def recall_at(found: Sequence[str], gold: Sequence[str]) -> float:
+    """Share of the gold ids among `found`.
+
+    >>> recall_at(["D1:2", "D3:4"], ["D3:4", "D9:9"])
+    0.5
+    """
+    return len(set(gold) & set(found)) / len(set(gold)) if gold else float("nan")
+
+
+def _memory_ranker(conv: Conversation, embedder: Any, learn: bool, config: Any):
+    from mags_lib.memory import LiquidMemory
+
+    mem = LiquidMemory(config=config, embedder=embedder)
+    mem.observe_many([{"text": turn_text(t), "source": t.dia_id, "block": "episodic"}
+                      for t in conv.turns()])
+
+    def ranked(question: str, k: int) -> list[list[str]]:
+        return [[str(s) for s in h.sources] for h in mem.recall(question, k, learn=learn)]
+    return ranked
+
+
+def _bm25_ranker(conv: Conversation):
+    from mags_lib.memory.lexical import BM25Index
+
+    index, ids = BM25Index(), {}
+    for slot, t in enumerate(conv.turns()):
+        index.add(slot, turn_text(t))
+        ids[slot] = t.dia_id
+
+    def ranked(question: str, k: int) -> list[list[str]]:
+        found, _ = index.search(question, k=k)
+        return [[ids[int(s)]] for s in found]
+    return ranked
+
+
+def conversation_rows(conv: Conversation, *, retriever: str = "memory",
+                      embedder: Any = None, ks: Sequence[int] = KS, learn: bool = False,
+                      config: Any = None) -> list[dict[str, Any]]:
+    """One row per question with evidence: conversation, category, recall@k for each k, the
+    top ids. `retriever` is 'memory' (LiquidMemory, needs `embedder`) or 'bm25'."""
+    if retriever == "memory":
+        ranked = _memory_ranker(conv, embedder, learn, config)
+    elif retriever == "bm25":
+        ranked = _bm25_ranker(conv)
+    else:
+        raise ValueError(f"unknown retriever {retriever!r}: use 'memory' or 'bm25'")
+    rows = []
+    for i, qa in enumerate(conv.qa):
+        if not qa.evidence:
+            continue
+        hits = ranked(qa.question, max(ks))
+        row = {"conversation": conv.sample_id, "question": i, "category": qa.category,
+               "evidence": list(qa.evidence), "top": [s for h in hits for s in h][:max(ks)]}
+        for k in ks:
+            row[f"recall@{k}"] = recall_at([s for h in hits[:k] for s in h], qa.evidence)
+        rows.append(row)
+    return rows
+
+
+def bootstrap_by_conversation(rows: list[dict[str, Any]], key: str, n: int = 2000,
+                              seed: int = 0) -> tuple[float | None, float | None]:
+    """95% percentile interval of the mean of `key` over questions, resampling whole
+    conversations (questions of one conversation are not independent)."""
+    groups: dict[str, list[float]] = {}
+    for r in rows:
+        groups.setdefault(r["conversation"], []).append(r[key])
+    if len(groups) < 2:
+        return None, None
+    sums = np.array([sum(v) for v in groups.values()])
+    counts = np.array([len(v) for v in groups.values()])
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(groups), size=(n, len(groups)))
+    means = sums[picks].sum(1) / counts[picks].sum(1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(lo), float(hi)
+
+
+def summarize(rows: Iterable[dict[str, Any]], ks: Sequence[int] = KS) -> dict[str, Any]:
+    """recall@k overall and per category (mean over questions), with bootstrap intervals."""
+    rows = list(rows)
+    out: dict[str, Any] = {"questions": len(rows),
+                           "conversations": len({r["conversation"] for r in rows})}
+    groups = {"all": rows} | {f"{c} {name}": [r for r in rows if r["category"] == c]
+                              for c, name in CATEGORIES.items()}
+    for name, group in groups.items():
+        if not group:
+            continue
+        entry: dict[str, Any] = {"n": len(group)}
+        for k in ks:
+            key = f"recall@{k}"
+            entry[key] = float(np.mean([r[key] for r in group]))
+            entry[f"{key}_ci95"] = bootstrap_by_conversation(group, key)
+        out[name] = entry
+    return out

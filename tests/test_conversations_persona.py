@@ -1,0 +1,86 @@
+"""The persona conversations: deterministic, split by seed and by phrasing, with sound gold."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from mags_lib.conversations import persona_phrases as P
+from mags_lib.conversations.persona import (
+    SEEDS,
+    PersonaConfig,
+    make_persona,
+    persona_set,
+)
+
+
+def _user_texts(convs) -> set[str]:
+    return {t.text for c in convs for t in c.turns()} | {q.question for c in convs for q in c.qa}
+
+
+def test_same_seed_same_conversation():
+    assert make_persona(5) == make_persona(5)
+    assert make_persona(5) != make_persona(6)
+
+
+def test_a_seed_of_another_split_is_refused():
+    with pytest.raises(ValueError, match="not a test seed"):
+        make_persona(SEEDS["train"][0], "test")
+    assert not set(SEEDS["train"]) & set(SEEDS["test"])
+    assert not set(SEEDS["dev"]) & set(SEEDS["test"])
+
+
+def test_banks_split_into_disjoint_parts():
+    banks = [P.FIRST, P.FIRST_OTHER, P.DIRECT, P.DIRECT_OTHER, P.INDIRECT, P.CORRECTION,
+             P.REPEAT, P.CHIT_CHAT, P.ASSISTANT, P.GREETING]
+    for attr in P.ATTRIBUTES:
+        for form in (attr.self_form, attr.other_form):
+            if form is not None:
+                banks += [getattr(form, f.name) for f in dataclasses.fields(form)]
+    for bank in banks:
+        parts = [set(P.split_of(bank, s)) for s in P.SPLITS]
+        assert all(parts) and set().union(*parts) == set(bank)
+        assert sum(len(p) for p in parts) == len(bank)
+
+
+def test_test_phrasings_never_appear_in_training_conversations():
+    train = _user_texts(persona_set("train", 150))
+    test = _user_texts(persona_set("test", 30))
+    dev = _user_texts(persona_set("dev", 30))
+    assert not train & test, sorted(train & test)[:5]
+    assert not dev & test
+
+
+def test_gold_follows_the_changes():
+    for conv in persona_set("train", 40):
+        turns = {t.dia_id: t for t in conv.turns()}
+        for q in conv.qa:
+            assert all(e in turns for e in q.evidence)
+            if q.kind == "current":
+                assert q.answer not in q.stale  # the answer now is never a stale value
+            if q.kind == "unknown":
+                assert q.answer is None and q.category == 5 and not q.evidence
+        for o in conv.observations:
+            assert o.op in ("add", "update") and (o.op == "update") == (o.replaces is not None)
+            assert turns[o.evidence[0]].speaker == conv.speakers[0]
+        kinds = {q.kind for q in conv.qa}
+        assert {"current", "unknown"} <= kinds
+
+
+def test_a_correction_retracts_the_value_it_corrects():
+    cfg = PersonaConfig(change_frames=(0.0, 0.0, 1.0))  # every change is a correction
+    for conv in persona_set("train", 20, cfg):
+        # corrected values were never true: no change dates, no earlier values
+        assert not [q for q in conv.qa if q.kind in ("when", "earlier")]
+        assert any(q.stale for q in conv.qa if q.kind == "current")
+        updates = [o for o in conv.observations if o.op == "update"]
+        assert updates and all(", not " in {t.dia_id: t for t in conv.turns()}[o.evidence[0]].text
+                               for o in updates)
+
+
+def test_config_is_checked():
+    with pytest.raises(ValueError):
+        PersonaConfig(sessions=1)
+    with pytest.raises(ValueError):
+        PersonaConfig(first_facts=8, unknown_questions=2)

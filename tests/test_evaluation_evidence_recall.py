@@ -1,0 +1,62 @@
+"""Evidence recall over a conversation: the right turn comes back, the metric and its interval."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mags_lib.conversations.types import QA, Conversation, Turn
+from mags_lib.embed import HashingEmbedder
+from mags_lib.evaluation.evidence_recall import (
+    bootstrap_by_conversation,
+    conversation_rows,
+    recall_at,
+    summarize,
+    turn_text,
+)
+
+FACTS = ["I adopted a grey cat called Pixel.", "My brother Tomas works as a pilot.",
+         "We went hiking near the glacier in June.", "I started learning the cello.",
+         "My landlord raised the rent again.", "The bakery on our street closed."]
+
+
+def _conv(sample_id: str) -> Conversation:
+    turns = [Turn(f"D1:{i + 1}", 1, "Ana" if i % 2 == 0 else "Bo", text, "8 May, 2023")
+             for i, text in enumerate(FACTS)]
+    qa = [QA("What is the name of Ana's cat?", "Pixel", ("D1:1",), 4),
+          QA("What instrument did Bo start learning?", "cello", ("D1:4",), 4),
+          QA("What does Tomas do for work?", "pilot", ("D1:2",), 1),
+          QA("Where was the photo taken?", None, (), 5)]
+    return Conversation(sample_id, ("Ana", "Bo"), {1: turns}, qa, [])
+
+
+@pytest.mark.parametrize("retriever", ["memory", "bm25"])
+def test_the_evidence_turn_comes_back(retriever):
+    rows = conversation_rows(_conv("c1"), retriever=retriever, embedder=HashingEmbedder(),
+                             ks=(1, 3))
+    assert len(rows) == 3  # the question without evidence is not scored
+    assert [r["recall@3"] for r in rows] == [1.0, 1.0, 1.0]
+    assert rows[0]["top"][0] == "D1:1"
+
+
+def test_recall_at_and_turn_text():
+    assert recall_at(["D1:1"], ["D1:1", "D1:2"]) == 0.5
+    assert math.isnan(recall_at(["D1:1"], []))
+    t = Turn("D2:3", 2, "Bo", "Look!", "x", caption="a dog on a beach")
+    assert turn_text(t) == "Bo: Look! [shares a photo: a dog on a beach]"
+
+
+def test_summary_per_category_and_bootstrap_over_conversations():
+    rows = [{"conversation": c, "category": cat, "recall@5": v, "recall@10": v}
+            for c, cat, v in [("a", 4, 1.0), ("a", 4, 1.0), ("b", 1, 0.0), ("b", 4, 0.0)]]
+    out = summarize(rows)
+    assert out["all"]["recall@5"] == 0.5 and out["4 single-hop"]["n"] == 3
+    lo, hi = out["all"]["recall@5_ci95"]
+    assert 0.0 <= lo < 0.5 < hi <= 1.0
+    assert bootstrap_by_conversation(rows[:2], "recall@5") == (None, None)
+
+
+def test_unknown_retriever_is_refused():
+    with pytest.raises(ValueError, match="unknown retriever"):
+        conversation_rows(_conv("c"), retriever="dense")
