@@ -42,13 +42,19 @@ test: setup browser ## Run the test suite (CPU, offline, embedded models, real t
 test-fast: setup ## Run the tests that need no real model
 	$(PY) -m pytest -q -m "not slow"
 
-reproduce: setup ## Run every notebook headlessly (papermill), the benchmarks, the summary (and the README's results block)
-	$(PY) -m mags_lib.pipeline --smoke $(SMOKE)
-	$(PY) -m mags_lib.bench memory --sizes $(if $(filter True true 1,$(SMOKE)),1000,1000$(,)10000$(,)100000) --out results/bench/memory.json >/dev/null
-	$(PY) -m mags_lib.bench agent --turns $(if $(filter True true 1,$(SMOKE)),10$(,)20 --window 10,50$(,)200$(,)1000) --out results/bench/agent.json >/dev/null
+# reproduce resumes: a notebook or benchmark runs only when its inputs changed since its last
+# successful run (results/pipeline.json; mags_lib/pipeline_state.py says what counts). FORCE=1
+# runs everything again.
+FORCE ?=
+RESUME = $(PY) -m mags_lib.pipeline --smoke $(SMOKE) $(if $(filter 1 true True yes,$(FORCE)),--force)
+
+reproduce: setup ## Run the notebooks whose inputs changed (FORCE=1: all), the benchmarks, the summary (and the README's results block)
+	$(RESUME)
+	$(RESUME) --step bench-memory -- $(PY) -m mags_lib.bench memory --sizes $(if $(filter True true 1,$(SMOKE)),1000,1000$(,)10000$(,)100000) --out results/bench/memory.json >/dev/null
+	$(RESUME) --step bench-agent --after 04 -- $(PY) -m mags_lib.bench agent --turns $(if $(filter True true 1,$(SMOKE)),10$(,)20 --window 10,50$(,)200$(,)1000) --out results/bench/agent.json >/dev/null
 	$(PY) -m mags_lib.summary $(if $(filter True true 1,$(SMOKE)),,--out reports/RESULTS.md --readme README.md)
 
-smoke: ## reproduce with SMOKE=True (minutes)
+smoke: ## reproduce with SMOKE=True (minutes; resumes too, FORCE=1 runs all)
 	$(MAKE) reproduce SMOKE=True
 
 demo: setup ## Chat with the embedded model and emit a grammar-constrained recall action

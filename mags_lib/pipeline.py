@@ -1,24 +1,57 @@
-"""`python -m mags_lib.pipeline`: run the numbered notebooks in order, headlessly (papermill).
+"""`python -m mags_lib.pipeline`: run the numbered notebooks in order, headlessly (papermill),
+skipping those whose last successful run still holds.
 
 Each `notebooks/NN_name.ipynb` runs with the parameter `SMOKE` injected and its executed copy is
 written to `results/NN_name/NN_name.ipynb`; the notebook itself writes its own metrics and
-figures there. A failing notebook stops the chain with the notebook's name and cell, and the
-results of the notebooks that finished stay on disk. `make reproduce` calls this. `results/pipeline.json` keeps each notebook's latest run (seconds, ok,
-SMOKE or not, when).
+figures there. A notebook runs only when its inputs changed since its last successful run
+(its code cells, SMOKE, the mags_lib code it imports, the runs of the notebooks it reads from;
+`mags_lib.pipeline_state` says exactly what counts) or its outputs are missing; `--force` runs
+it anyway. A failing notebook stops the chain with the notebook's name and cell, and the
+results of the notebooks that finished stay on disk. `results/pipeline.json` keeps each
+notebook's latest run (ok, seconds, SMOKE or not, when, the fingerprint it ran with).
+
+    python -m mags_lib.pipeline --smoke False [--only 02 03] [--force]
+    python -m mags_lib.pipeline --step bench-memory [--after 04] -- python -m mags_lib.bench ...
+
+`--step` guards any other command the same way (`make reproduce` runs the benchmarks so): it
+runs when the command line, the mags_lib code its `-m mags_lib.X` module imports (else the
+whole package), or the runs of the `--after` notebooks changed, or a file named by the
+command's `--out` is missing.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 import sys
 import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
-from mags_lib.manifest import write_json
-from mags_lib.paths import NOTEBOOKS_DIR, RESULTS_DIR
+from mags_lib.paths import NOTEBOOKS_DIR
+from mags_lib.pipeline_state import (
+    PipelineConfig,
+    closure,
+    code_digest,
+    code_index,
+    dependencies,
+    digest,
+    expected_seconds,
+    load_record,
+    missing_outputs,
+    notebook_inputs,
+    now_utc,
+    number,
+    run_id,
+    save_entry,
+    stale_reason,
+)
 
 _NUMBERED = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
+DEFAULT = PipelineConfig()
 
 
 def notebooks(directory: Path = NOTEBOOKS_DIR, only: list[str] | None = None) -> list[Path]:
@@ -28,60 +61,176 @@ def notebooks(directory: Path = NOTEBOOKS_DIR, only: list[str] | None = None) ->
     return found
 
 
-def _record(runs: list[dict], smoke: bool) -> None:
-    """Merge these runs into results/pipeline.json (one entry per notebook, the latest run), so
-    that running notebooks one at a time (`--only`) still leaves the whole chain's record."""
-    import json
-    from datetime import datetime, timezone
+@dataclass
+class Planned:
+    """One selected notebook: why it must run (None: up to date) and its last run."""
 
-    path = RESULTS_DIR / "pipeline.json"
-    try:
-        kept = {r["notebook"]: r for r in json.loads(path.read_text()).get("runs", [])}
-    except (OSError, ValueError, AttributeError, KeyError, TypeError):
-        kept = {}
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    for r in runs:
-        kept[r["notebook"]] = {**r, "smoke": smoke, "finished": stamp}
-    write_json(path, {"runs": [kept[k] for k in sorted(kept)]})
+    nb: Path
+    reason: str | None
+    entry: dict | None
+    expected: float | None  # seconds of its last successful run in this mode
 
 
-def run(smoke: bool, only: list[str] | None = None, kernel: str = "python3") -> list[dict]:
+def _upstream(nb: Path, stems: list[str], runs: dict, cfg: PipelineConfig,
+              pending: Collection[str] = ()) -> dict[str, str | None]:
+    deps = dependencies(nb.stem, stems, cfg.depends_on)
+    return {s: "pending" if s in pending else run_id(runs.get(f"{s}.ipynb")) for s in deps}
+
+
+def plan(smoke: bool, only: list[str] | None = None, force: bool = False,
+         cfg: PipelineConfig = DEFAULT) -> list[Planned]:
+    """The selected notebooks in order, each with the reason it must run or None. A notebook
+    that will run marks its dependants stale too (its new run is not recorded yet)."""
+    every, runs = notebooks(cfg.notebooks_dir), load_record(cfg.record_path)["runs"]
+    selected, stems = set(notebooks(cfg.notebooks_dir, only)), [p.stem for p in every]
+    index, pending, planned = code_index(cfg.package_dir), set(), []
+    for nb in (p for p in every if p in selected):
+        entry = runs.get(nb.name)
+        inputs = notebook_inputs(nb, {"SMOKE": smoke}, _upstream(nb, stems, runs, cfg, pending),
+                                 index, cfg)
+        reason = "forced" if force else stale_reason(entry, inputs, missing_outputs(nb, cfg))
+        if reason:
+            pending.add(nb.stem)
+        planned.append(Planned(nb, reason, entry, expected_seconds(entry, smoke)))
+    return planned
+
+
+def _clock(seconds: float) -> str:
+    """Local wall-clock time `seconds` from now, as 21:40 (with the weekday if not today)."""
+    now = datetime.now().astimezone()
+    then = now + timedelta(seconds=seconds)
+    return then.strftime("%H:%M" if then.date() == now.date() else "%a %H:%M")
+
+
+def _eta(todo: Sequence[Planned]) -> str:
+    """This notebook's expected finish and that of every notebook still to run."""
+    first = todo[0].expected
+    known = [p.expected for p in todo if p.expected is not None]
+    unknown = len(todo) - len(known)
+    this = (f"last run {first:.0f} s, expected done ~{_clock(first)}" if first is not None
+            else "no earlier run in this mode to time it by")
+    rest = f"; {len(todo)} to run, all done ~{_clock(sum(known))}" if len(todo) > 1 else ""
+    return this + rest + (f" (+{unknown} untimed)" if unknown and rest else "")
+
+
+def _execute(nb: Path, out: Path, params: dict, kernel: str) -> str | None:
+    """Run one notebook with papermill: None, or the failing cell and its error."""
     import papermill as pm
 
+    try:
+        pm.execute_notebook(str(nb), str(out), parameters=params, kernel_name=kernel,
+                            cwd=str(nb.parent), progress_bar=False)
+    except pm.PapermillExecutionError as exc:
+        return f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"
+    return None
+
+
+def _run_one(p: Planned, smoke: bool, cfg: PipelineConfig) -> dict:
+    """Execute a planned notebook and record it (first as unfinished, so a killed run counts
+    as failed); its inputs are computed now, after the notebooks before it have run."""
+    every, runs = notebooks(cfg.notebooks_dir), load_record(cfg.record_path)["runs"]
+    upstream = _upstream(p.nb, [q.stem for q in every], runs, cfg)
+    inputs = notebook_inputs(p.nb, {"SMOKE": smoke}, upstream, code_index(cfg.package_dir), cfg)
+    base = {"notebook": p.nb.name, "smoke": smoke}
+    save_entry(cfg.record_path, "runs", {**base, "ok": False, "seconds": 0.0,
+                                         "error": f"started {now_utc()}, did not finish"})
+    out_dir = cfg.results_dir / p.nb.stem
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    error = _execute(p.nb, out_dir / p.nb.name, {"SMOKE": smoke}, cfg.kernel)
+    entry = {**base, "ok": error is None, "seconds": round(time.perf_counter() - t0, 1),
+             "fingerprint": digest(inputs), "inputs": inputs}
+    return save_entry(cfg.record_path, "runs", {**entry, **({"error": error} if error else {})})
+
+
+def run(smoke: bool, only: list[str] | None = None, force: bool = False,
+        cfg: PipelineConfig = DEFAULT) -> list[dict]:
+    """Run the stale notebooks among the selected ones, in order; the entries of those run."""
+    planned = plan(smoke, only, force, cfg)
+    todo = [p for p in planned if p.reason]
+    print(f"[pipeline] {len(todo)} of {len(planned)} notebooks to run (SMOKE={smoke})", flush=True)
     runs = []
-    for nb in notebooks(only=only):
-        out_dir = RESULTS_DIR / nb.stem
-        out_dir.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        print(f"[pipeline] {nb.name} (SMOKE={smoke}) ...", flush=True)
-        try:
-            pm.execute_notebook(str(nb), str(out_dir / nb.name), parameters={"SMOKE": smoke},
-                                kernel_name=kernel, cwd=str(nb.parent), progress_bar=False)
-        except pm.PapermillExecutionError as exc:
-            runs.append({"notebook": nb.name, "ok": False, "seconds": time.perf_counter() - t0,
-                         "error": f"cell {exc.exec_count}: {exc.ename}: {exc.evalue}"})
-            _record(runs, smoke)
+    for i, p in enumerate(planned, 1):
+        head = f"[pipeline] {i}/{len(planned)} {p.nb.stem}"
+        if not p.reason:
+            print(f"{head}: up to date since {p.entry.get('finished')}", flush=True)
+            continue
+        print(f"{head} (SMOKE={smoke}) ... {_eta(todo[todo.index(p):])}\n"
+              f"[pipeline]     why: {p.reason}", flush=True)
+        runs.append(_run_one(p, smoke, cfg))
+        if not runs[-1]["ok"]:
+            out = cfg.results_dir / p.nb.stem / p.nb.name
             raise SystemExit(
-                f"[pipeline] {nb.name} failed in cell {exc.exec_count}: {exc.ename}: {exc.evalue}\n"
-                f"  the executed copy with the traceback is {out_dir / nb.name}; results of the "
-                "notebooks before it are kept") from None
-        runs.append({"notebook": nb.name, "ok": True, "seconds": round(time.perf_counter() - t0, 1)})
-        print(f"[pipeline] {nb.name} done in {runs[-1]['seconds']} s", flush=True)
-    _record(runs, smoke)
+                f"[pipeline] {p.nb.name} failed in {runs[-1]['error']}\n  the executed copy with "
+                f"the traceback is {out}; results of the notebooks before it are kept")
+        print(f"[pipeline] {p.nb.stem} done in {runs[-1]['seconds']} s", flush=True)
     return runs
 
 
+def step_inputs(command: list[str], after: list[str], smoke: bool,
+                cfg: PipelineConfig = DEFAULT) -> dict:
+    """A guarded command's inputs: itself, the mags_lib code it runs, the `after` notebooks' runs."""
+    module = command[command.index("-m") + 1] if "-m" in command[:-1] else ""
+    index = code_index(cfg.package_dir)
+    modules = (closure({module, f"{module}.__main__"}, index.imports)
+               if module in index.imports else None)
+    runs = load_record(cfg.record_path)["runs"]
+    upstream = {a: run_id(next((e for n, e in runs.items() if number(n) == a), None))
+                for a in after}
+    return {"command": command, "params": {"SMOKE": smoke},
+            "code": code_digest(index, modules), "upstream": upstream}
+
+
+def run_step(name: str, command: list[str], after: list[str] | None = None, smoke: bool = False,
+             force: bool = False, cfg: PipelineConfig = DEFAULT) -> int:
+    """Run `command` unless its last successful run had the same inputs and its `--out`
+    files exist; its exit status (0 when skipped). Messages go to stderr."""
+    inputs = step_inputs(command, after or [], smoke, cfg)
+    entry = load_record(cfg.record_path)["steps"].get(name)
+    outs = [command[i + 1] for i, a in enumerate(command[:-1]) if a == "--out"]
+    missing = [o for o in outs if not Path(o).exists()]
+    reason = "forced" if force else stale_reason(entry, inputs, missing)
+    if not reason:
+        print(f"[pipeline] step {name}: up to date since {entry.get('finished')}", file=sys.stderr)
+        return 0
+    todo = [Planned(Path(name), reason, entry, expected_seconds(entry, smoke))]
+    print(f"[pipeline] step {name} ... {_eta(todo)}\n[pipeline]     why: {reason}",
+          file=sys.stderr, flush=True)
+    t0 = time.perf_counter()
+    rc = subprocess.run(command).returncode
+    save_entry(cfg.record_path, "steps", {
+        "step": name, "ok": rc == 0, "seconds": round(time.perf_counter() - t0, 1),
+        "smoke": smoke, "fingerprint": digest(inputs), "inputs": inputs,
+        **({"error": f"exit status {rc}"} if rc else {})})
+    return rc
+
+
+def _truthy(text: str) -> bool:
+    return str(text).lower() in ("1", "true", "yes")
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m mags_lib.pipeline", description=__doc__)
+    argv = sys.argv[1:] if argv is None else argv
+    command = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    ap = argparse.ArgumentParser(prog="python -m mags_lib.pipeline", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", default="False", help="True/False: shrink every notebook's sizes")
-    ap.add_argument("--only", nargs="*", help="run only notebooks whose name starts with these")
+    ap.add_argument("--only", nargs="*", help="consider only notebooks whose name starts with these")
+    ap.add_argument("--force", action="store_true", help="run even what is up to date")
+    ap.add_argument("--step", help="guard the command after `--` under this name")
+    ap.add_argument("--after", nargs="*", default=[],
+                    help="with --step: numbers of the notebooks whose runs the command reads")
     args = ap.parse_args(argv)
-    smoke = str(args.smoke).lower() in ("1", "true", "yes")
-    found = notebooks(only=args.only)
-    if not found:
+    smoke, force = _truthy(args.smoke), args.force
+    if args.step:
+        if not command:
+            ap.error("--step needs a command after `--`")
+        return run_step(args.step, command, args.after, smoke, force)
+    if not notebooks(only=args.only):
         print(f"[pipeline] no numbered notebooks in {NOTEBOOKS_DIR}", file=sys.stderr)
         return 1
-    run(smoke, args.only)
+    run(smoke, args.only, force)
     return 0
 
 
