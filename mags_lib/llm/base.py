@@ -58,7 +58,21 @@ class LLMConfig:
         metadata={"help": "request field for a GBNF grammar: 'grammar' (llama.cpp server) or "
                   "'guided_grammar' (vLLM)"},
     )
-    timeout_s: float = field(default=120.0, metadata={"help": "HTTP timeout per request"})
+    timeout_s: float = field(
+        default=120.0,
+        metadata={"help": "seconds for a whole HTTP request: connecting, retries and their "
+                  "waits, and reading the complete reply (streamed too)"},
+    )
+    max_retries: int = field(
+        default=3,
+        metadata={"help": "HTTP: retries of an overloaded server (429, 502, 503, 504) or a "
+                  "connection closed before the answer, within timeout_s"},
+    )
+    retry_backoff_s: float = field(
+        default=0.5,
+        metadata={"help": "HTTP: first wait between retries, doubled each time; a server's "
+                  "Retry-After takes precedence"},
+    )
     cache: bool = field(default=True, metadata={"help": "SQLite generation cache on/off"})
     cache_path: str | None = field(default=None, metadata={"help": "None = .cache/llm_cache.sqlite"})
 
