@@ -10,10 +10,11 @@ SMOKE  ?= False
 ,      := ,
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
+LOCOMO_URL := https://raw.githubusercontent.com/snap-research/LoCoMo/main/data/locomo10.json
 # A native llama.cpp build segfaulted in batched decoding on these CPUs; the portable build is correct.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: help setup notebooks browser test test-fast reproduce smoke summary lab lint bench demo chat play clean
+.PHONY: help setup notebooks browser test test-fast reproduce smoke summary lab lint bench demo chat play clean data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
@@ -56,6 +57,14 @@ reproduce: setup ## Run the notebooks whose inputs changed (FORCE=1: all), the b
 
 smoke: ## reproduce with SMOKE=True (minutes; resumes too, FORCE=1 runs all)
 	$(MAKE) reproduce SMOKE=True
+
+data: ## Download LoCoMo (CC BY-NC 4.0) to data/external/ where there is internet; never committed
+	@mkdir -p data/external
+	@if [ -f data/external/locomo10.json ]; then echo "data/external/locomo10.json is there"; \
+	else curl -fsSL -o data/external/locomo10.json.part $(LOCOMO_URL) && \
+	  mv data/external/locomo10.json.part data/external/locomo10.json && \
+	  echo "LoCoMo saved to data/external/locomo10.json (CC BY-NC 4.0)" || \
+	  { rm -f data/external/locomo10.json.part; echo "no internet here: set MAGS_LOCOMO=/path/to/locomo10.json (or use the shared copy); everything else runs without it"; }; fi
 
 demo: setup ## Chat with the embedded model and emit a grammar-constrained recall action
 	$(PY) -m mags_lib.llm --demo

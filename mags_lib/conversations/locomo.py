@@ -37,7 +37,6 @@ from mags_lib.paths import DATA_DIR, PROJ_ROOT
 
 ENV_VAR = "MAGS_LOCOMO"
 FILE_NAME = "locomo10.json"
-SOURCE_URL = "https://raw.githubusercontent.com/snap-research/LoCoMo/main/data/locomo10.json"
 SPLITS: dict[str, tuple[str, ...]] = {
     "train": ("conv-26", "conv-30", "conv-41", "conv-42", "conv-43"),
     "test": ("conv-44", "conv-47", "conv-48", "conv-49", "conv-50"),
