@@ -5,6 +5,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import importlib.util
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -30,7 +32,8 @@ from mags_lib.actions import (
     parse_actions,
     recall_grammar,
 )
-from mags_lib.actions.parser import MAX_ERRORS
+from mags_lib.actions.parser import MAX_ERRORS, parse_line
+from mags_lib.bench.parser_bench import SHAPES, adversarial_text
 
 EXAMPLE = """<think>I should look up the glarb.</think>
 <recall>
@@ -317,6 +320,132 @@ def test_duplicated_open_tags_are_reported_but_lines_still_read(actions, data):
     assert r.complete == (duplicated == 0)
     # a block left open by a duplicate also swallows the next block, hence ">="
     assert sum("nested inside" in e for e in r.errors) >= duplicated
+
+
+# ---------------------------------------------------------------- adversarial shapes, linear time
+
+
+def reference_parse(text: str, kind: str = "any") -> tuple[list, list[str], int]:
+    """The parser this one replaced: token by token, obviously right, quadratic on some inputs
+    (each close scanned the whole stack). (actions, errors, blocks) of `text`."""
+    actions: list = []
+    errors: list[str] = []
+    stack: list[tuple[str, int, bool]] = []
+    blocks, line_no, pos = 0, 1, 0
+
+    def pop_unclosed() -> None:
+        name, line, wanted = stack.pop()
+        if wanted:
+            errors.append(f"unclosed <{name}> block (opened on line {line})")
+
+    for m in re.finditer(r"<(/?)(recall|engram)>|\r\n|\r|\n", text):
+        line = text[pos : m.start()].strip()
+        if line and stack and stack[-1][2]:
+            try:
+                actions.append(parse_line(line, stack[-1][0]))
+            except ValueError as e:
+                errors.append(f"line {line_no}: {e}")
+        pos, name = m.end(), m[2]
+        if name is None:
+            line_no += 1
+        elif m[1] and name not in [b[0] for b in stack]:
+            errors.append(f"line {line_no}: stray </{name}> (no open <{name}> block)")
+        elif m[1]:
+            while stack[-1][0] != name:
+                pop_unclosed()
+            stack.pop()
+        else:
+            if stack:
+                errors.append(f"line {line_no}: <{name}> nested inside <{stack[-1][0]}>")
+            wanted = kind in ("any", name)
+            blocks += wanted
+            if not wanted and not stack:
+                errors.append(f"line {line_no}: <{name}> block not expected (kind={kind!r})")
+            stack.append((name, line_no, wanted))
+    if stack and text[pos:].strip() and stack[-1][2]:
+        errors.append(f"line {line_no}: unterminated last line dropped (block not closed)")
+    while stack:
+        pop_unclosed()
+    kept = errors[:MAX_ERRORS]
+    if blocks == 0 and not kept:
+        kept.append("no <recall> or <engram> block found" if kind == "any"
+                    else f"no <{kind}> block found")
+    if len(errors) > MAX_ERRORS:
+        kept.append(f"too many errors ({len(errors) - MAX_ERRORS} more not shown)")
+    return actions, kept, blocks
+
+
+def read(text: str, kind: str = "any") -> tuple[list, list[str], int]:
+    r = parse_actions(text, kind)  # type: ignore[arg-type]
+    return r.actions, r.errors, r.blocks
+
+
+# runs of one tag are parsed as one step: fragments that make runs, breaks and lines
+_TAG_FRAGMENTS = [
+    "<recall>", "</recall>", "<engram>", "</engram>", "<recall><recall>", "</engram></engram>",
+    "</recall></recall></recall>", "<engram><engram>", "\n", "\r\n", "\r", " ", "query: a",
+    "forget: b", "connect: a -> b", "add semantic 0.5: c", "x", "<recall", "</", ">", "<",
+]
+tag_soup = st.lists(st.sampled_from(_TAG_FRAGMENTS), max_size=60).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(tag_soup, garbage), st.sampled_from(["recall", "engram", "any"]))
+def test_parse_matches_the_token_by_token_reference(text, kind):
+    assert read(text, kind) == reference_parse(text, kind)
+
+
+def test_runs_of_tags_report_every_tag_of_the_run():
+    text = "<recall><recall><engram><engram>\n</recall></recall></recall>"
+    assert read(text) == ([], [
+        "line 1: <recall> nested inside <recall>",
+        "line 1: <engram> nested inside <recall>",
+        "line 1: <engram> nested inside <engram>",
+        "unclosed <engram> block (opened on line 1)",
+        "unclosed <engram> block (opened on line 1)",
+        "line 2: stray </recall> (no open <recall> block)",
+    ], 4)
+    n = 1_000  # 999 nested, 1000 stray, 1 cut line, 1000 unclosed: 3000 errors, 50 shown
+    actions, errors, blocks = read("<recall>" * n + "</engram>" * n + "\nquery: x")
+    assert (actions, blocks, len(errors)) == ([], n, MAX_ERRORS + 1)
+    assert errors[0] == "line 1: <recall> nested inside <recall>"
+    assert errors[-1] == f"too many errors ({3 * n - MAX_ERRORS} more not shown)"
+    unwanted = "<engram>" * n + "</engram>" * n
+    assert read(unwanted, "recall") == reference_parse(unwanted, "recall")
+    assert read(unwanted, "recall")[1][:2] == [
+        "line 1: <engram> block not expected (kind='recall')",
+        "line 1: <engram> nested inside <engram>"]
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_adversarial_shapes_parse_as_the_reference_does(shape):
+    small = adversarial_text(shape, 3_000)
+    assert read(small) == reference_parse(small)
+    big = parse_actions(adversarial_text(shape, 100_000))
+    assert no_internal_error(big) and len(big.errors) <= MAX_ERRORS + 1
+
+
+def best_parse_seconds(text: str) -> float:
+    """Best of at least 3 parses, more for fast ones (up to ~0.2 s in all): on a loaded machine
+    a single time slice lost to another process would dominate a millisecond parse."""
+    times: list[float] = []
+    while len(times) < 3 or (sum(times) < 0.2 and len(times) < 50):
+        t = time.perf_counter()
+        parse_actions(text)
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def test_parse_time_grows_linearly_with_the_text():
+    """10x the text takes about 10x the time (a quadratic parser took 100x: 0.6 s at 90 KB,
+    2.5 s at 180 KB for opens then mismatched closes). Speed itself: `python -m mags_lib.bench
+    parser`."""
+    slow = {}
+    for shape in SHAPES:
+        small = best_parse_seconds(adversarial_text(shape, 50_000))
+        large = best_parse_seconds(adversarial_text(shape, 500_000))
+        slow[shape] = large / max(small, 1e-6) / 10  # time per character, 500 KB over 50 KB
+    assert all(growth < 4.0 for growth in slow.values()), slow
 
 
 # ---------------------------------------------------------------- metrics

@@ -51,6 +51,32 @@ def test_index_bench_tiny():
     assert size["bm25"]["add_us_per_doc"] > 0 and size["bm25"]["search_question"]["p50_ms"] > 0
 
 
+def test_parser_bench_tiny(tmp_path):
+    out = tmp_path / "parser.json"
+    result = run_bench("parser", "--sizes", "20000,2000", "--repeats", "1",
+                       "--shapes", "opens_then_mismatched_closes,lt_line", "--out", str(out))
+    assert json.loads(out.read_text()) == result
+    assert {"config", "machine", "targets", "meets_targets", "results", "growth"} <= set(result)
+    shapes = {"opens_then_mismatched_closes", "lt_line"}
+    assert [row["size"] for row in result["results"]] == [2000, 20000]
+    assert all(set(row["ms"]) == shapes and min(row["ms"].values()) > 0
+               for row in result["results"])
+    assert set(result["growth"]) == shapes and set(result["meets_targets"]["linear"]) == shapes
+    assert result["meets_targets"]["ms_at_1mb"] == {}  # no 1 MB size was asked for
+    assert result["targets"]["ms_at_1mb_max"] == 50.0
+
+
+def test_parser_bench_shapes_have_their_size():
+    from mags_lib.bench.parser_bench import SHAPES, adversarial_text
+
+    for shape in SHAPES:
+        text = adversarial_text(shape, 10_000)
+        assert 9_000 <= len(text) <= 10_000, shape
+    proc = subprocess.run([sys.executable, "-m", "mags_lib.bench", "parser", "--shapes", "nope"],
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode != 0 and "unknown parser shapes ['nope']" in proc.stderr
+
+
 def test_agent_bench_summaries_and_targets():
     import doctest
 

@@ -3,6 +3,8 @@
     python -m mags_lib.bench memory [--sizes 1000,10000,100000] [--queries 200] [--seed 0]
                                     [--exact-below N] [--set KEY=VALUE ...] [--out PATH]
     python -m mags_lib.bench index  [--sizes ...] [--queries ...] [--seed ...] [--out PATH]
+    python -m mags_lib.bench parser [--sizes 100000,1000000] [--shapes a,b] [--repeats 3]
+                                    [--out PATH]
     python -m mags_lib.bench agent  [--turns 50,200,1000] [--agents mags,full_context]
                                     [--window 25] [--seed 0] [--greedy]
                                     [--out results/bench/agent.json]
@@ -20,6 +22,17 @@ def _sizes(text: str) -> list[int]:
     if not sizes or min(sizes) < 1:
         raise argparse.ArgumentTypeError(f"sizes must be positive integers, got {text!r}")
     return sizes
+
+
+def _shapes(text: str) -> list[str]:
+    from mags_lib.bench.parser_bench import SHAPES
+
+    shapes = [s for s in text.split(",") if s.strip()]
+    unknown = sorted(set(shapes) - set(SHAPES))
+    if not shapes or unknown:
+        raise argparse.ArgumentTypeError(f"unknown parser shapes {unknown}; use some of "
+                                         f"{list(SHAPES)}")
+    return shapes
 
 
 def _setting(text: str) -> tuple[str, object]:
@@ -59,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
                            "--set hnsw_expansion_add=32 (VALUE is JSON); repeatable")
             p.add_argument("--single", type=int, default=None, metavar="N",
                            help="measure one size in this process (used by the subprocesses)")
+    p = sub.add_parser("parser", help="parse_actions on adversarial texts, by shape and size")
+    p.add_argument("--sizes", type=_sizes, default=[100_000, 1_000_000],
+                   help="comma-separated text sizes in characters (default 100000,1000000)")
+    p.add_argument("--shapes", type=_shapes, default=None,
+                   help="comma-separated names of parser_bench.SHAPES (default: all)")
+    p.add_argument("--repeats", type=int, default=3, help="parses per shape and size; best kept")
+    p.add_argument("--out", default=None, help="also write the JSON to this path")
     p = sub.add_parser("agent", help="per-turn latency of agents in play, by stage")
     p.add_argument("--turns", type=_sizes, default=[50, 200, 1000],
                    help="comma-separated marks (default 50,200,1000)")
@@ -84,6 +104,11 @@ def main(argv: list[str] | None = None) -> dict:
             turns=args.turns, agents=[a for a in args.agents.split(",") if a],
             window=args.window, seed=args.seed, decision_llm=args.decision_llm,
             debias_order=not args.greedy))
+    elif args.command == "parser":
+        from mags_lib.bench.parser_bench import SHAPES, ParserBenchConfig, bench_parser
+
+        result = bench_parser(ParserBenchConfig(sizes=args.sizes, shapes=args.shapes or list(
+            SHAPES), repeats=args.repeats))
     elif args.command == "memory":
         from mags_lib.bench.memory_bench import MemoryBenchConfig, bench_memory, run_size
 
