@@ -32,3 +32,11 @@ class BackendUnavailableError(MagsError):
 class ConfigError(MagsError, ValueError):
     """A config with an unknown key, a value of the wrong type or out of range (also a
     ValueError, what config validation raised before it named a fix)."""
+
+
+class UnknownNodeError(MagsError, KeyError):
+    """A memory node id that is not in the memory (also a KeyError, what `node()` and
+    `history()` raised before they named a fix)."""
+
+    def __str__(self) -> str:  # KeyError's own __str__ would repr() the message
+        return RuntimeError.__str__(self)

@@ -24,11 +24,12 @@ class Scripted:
 
 
 def _session(tmp_path, write="<engram>\nadd semantic 0.9: Ana lives in Porto.\n",
-             ask="<recall>\nquery: where Ana lives\n</recall>", memory="mem") -> ChatSession:
+             ask="<recall>\nquery: where Ana lives\n</recall>", memory="mem",
+             say=lambda s: None) -> ChatSession:
     llms = {"answer": Scripted("Ana lives in Porto."), "ask": Scripted(ask),
             "write": Scripted(write)}
     cfg = ChatConfig(memory=str(tmp_path / memory), embedder="hashing")
-    return ChatSession.open(cfg, llms=llms, embedder=HashingEmbedder(), say=lambda s: None)
+    return ChatSession.open(cfg, llms=llms, embedder=HashingEmbedder(), say=say)
 
 
 def _say(session, text):
@@ -62,6 +63,60 @@ def test_memory_survives_a_restart(tmp_path):
     hits = again.memory.recall("Ana Porto", 3, learn=False)
     assert any("Porto" in h.text for h in hits)
     assert again.memory.step_count == 1  # the pending step ran on close
+
+
+def test_a_save_interrupted_between_its_renames_is_recovered_and_said(tmp_path):
+    import os
+
+    from mags_lib.memory.persistence import backup_of
+
+    s = _session(tmp_path)
+    _say(s, "My sister Ana lives in Porto.")
+    s.close()
+    backup = backup_of(tmp_path / "mem")
+    os.replace(tmp_path / "mem", backup)  # what a crash between the two renames leaves
+    said: list[str] = []
+    again = _session(tmp_path, say=said.append)
+    assert f"recovered the memory from the backup {backup} (a save was interrupted)" in said
+    assert len(again.memory.graph) == 2 and not backup.exists()
+    assert (tmp_path / "mem" / "manifest.json").is_file()  # back in place, before any save
+    said.clear()
+    _session(tmp_path, say=said.append)
+    assert not any("recovered" in line for line in said)
+
+
+def test_an_empty_directory_starts_a_new_memory(tmp_path):
+    (tmp_path / "mem").mkdir()
+    s = _session(tmp_path)
+    assert len(s.memory.graph) == 0
+    _say(s, "My sister Ana lives in Porto.")
+    assert (tmp_path / "mem" / "manifest.json").is_file()
+
+
+def test_an_unsigned_memory_is_refused_with_the_fix(tmp_path):
+    from mags_lib.errors import CorruptFileError
+
+    s = _session(tmp_path)
+    _say(s, "My sister Ana lives in Porto.")
+    (tmp_path / "mem" / "manifest.json").unlink()
+    with pytest.raises(CorruptFileError) as err:
+        _session(tmp_path)
+    assert "unsigned save" in err.value.cause and "allow_unsigned=True" in err.value.fix
+    assert "--allow-unsigned" in err.value.fix
+    assert (tmp_path / "mem" / "graph.json").is_file()  # left as it was
+    cfg = ChatConfig(memory=str(tmp_path / "mem"), embedder="hashing", allow_unsigned=True)
+    llms = {r: Scripted("Ana lives in Porto.") for r in ("answer", "ask", "write")}
+    opened = ChatSession.open(cfg, llms=llms, embedder=HashingEmbedder())
+    assert len(opened.memory.graph) == 2
+    opened.save()  # saving signs it: it opens without the flag from now on
+    assert len(_session(tmp_path).memory.graph) == 2
+
+
+def test_the_command_line_flag_is_a_switch():
+    from mags_lib.apps.chat_cli import build_parser
+
+    assert build_parser().parse_args(["--allow-unsigned"]).allow_unsigned is True
+    assert build_parser().parse_args([]).allow_unsigned is False
 
 
 def test_malformed_write_changes_nothing_but_the_episode(tmp_path):

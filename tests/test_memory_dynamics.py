@@ -11,9 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mags_lib.embed import HashingEmbedder
+from mags_lib.errors import MagsError
+from mags_lib.memory import LiquidMemory
 from mags_lib.memory.anchors import select_anchors
 from mags_lib.memory.dynamics import (
     capped_core_numbers,
+    check_reward,
     decayed_weight,
     decayed_weights,
     hebbian_update,
@@ -21,6 +25,7 @@ from mags_lib.memory.dynamics import (
     reward_update,
 )
 from mags_lib.memory.engram import attention_weights
+from mags_lib.memory.state import capture
 from mags_lib.memory.working import consolidation_decision, consolidation_score, surprise
 
 weights = st.floats(min_value=1e-6, max_value=1.0)
@@ -136,3 +141,26 @@ def test_consolidation_rule():
                                   redundancy=0.05) == "redundant"
     assert consolidation_decision(0.2, 0.3, threshold=0.45, redundancy=0.05) == "drop"
     assert surprise(None) == 1.0 and surprise(-0.5) == 1.0 and surprise(1.2) == 0.0
+
+
+@pytest.mark.parametrize("reward", [-1, -1.0, -0.25, 0, 0.5, 1, 1.0, np.float32(0.5), np.int64(1)])
+def test_check_reward_passes_rewards_in_the_unit_interval(reward):
+    assert check_reward(reward) == float(reward) and type(check_reward(reward)) is float
+    assert check_reward(None) is None
+
+
+@pytest.mark.parametrize("reward", [1e6, -2, 1.0000001, -1.5, math.nan, math.inf, -math.inf,
+                                    True, "1", np.array([0.5])])
+def test_a_reward_outside_the_unit_interval_is_an_error_not_clipped(reward):
+    with pytest.raises(MagsError, match=r"reward must be None or a finite number in \[-1, 1\]"):
+        check_reward(reward)
+    mem = LiquidMemory(embedder=HashingEmbedder(dim=32), clock=lambda: 0.0)
+    mem.observe_many(["the glarb eats carrots", "the zorp eats stones"])
+    mem.recall("glarb carrots zorp", 5)
+    before = capture(mem)
+    with pytest.raises(MagsError, match="reward must be"):
+        mem.step(reward)
+    after = capture(mem)  # nothing happened: no step, no reward on the kept paths
+    assert (after.counters, after.edges, after.tally) == (before.counters, before.edges,
+                                                          before.tally)
+    assert after.last_paths == before.last_paths and mem.step(1.0)["step"] == 1

@@ -3,6 +3,7 @@ snapshots, state): exact round trips, hostile files, atomic writes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -76,10 +77,28 @@ def test_saved_files_are_json_and_plain_numpy(tmp_path):
     mem = busy_memory()
     mem.save(tmp_path / "mem")
     doc = json.loads((tmp_path / "mem" / "graph.json").read_text())
-    assert doc["format"] == "mags-liquid-memory" and doc["version"] == 1
+    assert doc["format"] == "mags-liquid-memory" and doc["version"] == 2
     assert {"nodes", "edges", "config", "counters", "working"} <= set(doc)
     arr = np.load(tmp_path / "mem" / "embeddings.npy", allow_pickle=False)
     assert arr.dtype.names == ("id", "vector") and arr["vector"].shape == (len(mem), 384)
+    manifest = json.loads((tmp_path / "mem" / "manifest.json").read_text())
+    assert manifest == {"format": "mags-liquid-memory", "version": 2, "files": _signatures(
+        tmp_path / "mem")}
+    assert sorted(p.name for p in (tmp_path / "mem").iterdir()) == [
+        "embeddings.npy", "graph.json", "manifest.json"]
+
+
+def _signatures(path: Path) -> dict:
+    """The manifest's "files" for the save files present in `path`."""
+    return {name: {"sha256": hashlib.sha256((path / name).read_bytes()).hexdigest(),
+                   "size": (path / name).stat().st_size}
+            for name in ("graph.json", "embeddings.npy") if (path / name).is_file()}
+
+
+def _resign(path: Path) -> None:
+    """A manifest that matches the files as they are now (a forger's, or a careful edit)."""
+    (path / "manifest.json").write_text(json.dumps(
+        {"format": "mags-liquid-memory", "version": 2, "files": _signatures(path)}))
 
 
 def test_empty_memory_round_trips(tmp_path):
@@ -171,16 +190,26 @@ CORRUPTIONS = {
 }
 
 
+@pytest.mark.parametrize("signed", ["edited", "re-signed"])
 @pytest.mark.parametrize("name", sorted(CORRUPTIONS))
-def test_malformed_files_raise_corrupt_file_error(tmp_path, name):
+def test_malformed_files_raise_corrupt_file_error(tmp_path, name, signed):
+    """An edited file is refused by the manifest; with a manifest re-made to match it (or none
+    and allow_unsigned), by the validation of its contents."""
     mem = busy_memory()
     mem.save(tmp_path / "mem")
     before = state_of(mem)
     CORRUPTIONS[name](tmp_path / "mem")
+    if signed == "re-signed":
+        _resign(tmp_path / "mem")
     with pytest.raises(CorruptFileError) as err:
         LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
     assert err.value.fix and str(tmp_path / "mem") in err.value.cause
+    assert ("manifest.json" in err.value.cause) == (
+        signed == "edited" or name in ("graph missing", "embedding missing"))
     assert state_of(mem) == before  # nothing touched the live memory
+    (tmp_path / "mem" / "manifest.json").unlink()
+    with pytest.raises(CorruptFileError):
+        LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder(), allow_unsigned=True)
 
 
 def test_embedder_dimension_mismatch_is_reported(tmp_path):
@@ -288,24 +317,110 @@ def test_a_flipped_byte_in_the_embeddings_is_refused(tmp_path):
     data = bytearray(emb.read_bytes())
     data[-5] ^= 0x01  # inside the last vector: still a valid float, still a valid .npy
     emb.write_bytes(bytes(data))
-    with pytest.raises(CorruptFileError, match="checksum"):
+    with pytest.raises(CorruptFileError, match="embeddings.npy does not match its SHA-256"):
         LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
+    (tmp_path / "mem" / "manifest.json").unlink()  # unsigned, graph.json's checksum catches it
+    with pytest.raises(CorruptFileError, match="checksum"):
+        LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder(), allow_unsigned=True)
     assert emb.read_bytes() == bytes(data)  # the file is left as it was
 
 
-def test_a_save_without_a_checksum_still_loads(tmp_path):
+def _load(path: Path, **kw) -> LiquidMemory:
+    return LiquidMemory.load(path, embedder=HashingEmbedder(), **kw)
+
+
+def _refused(path: Path, *names: str) -> CorruptFileError:
+    """The error loading `path` raises; its cause names `names`."""
+    with pytest.raises(CorruptFileError) as err:
+        _load(path)
+    assert all(name in err.value.cause for name in names), err.value.cause
+    return err.value
+
+
+def test_one_edited_character_of_a_node_text_is_refused(tmp_path):
+    busy_memory().save(tmp_path / "mem")
+    graph = tmp_path / "mem" / "graph.json"
+    text = graph.read_text()
+    graph.write_text(text.replace("purple glarb", "purple glarp", 1))
+    err = _refused(tmp_path / "mem", str(graph), "does not match its SHA-256", "manifest.json")
+    assert "allow_unsigned=True" in err.fix
+
+
+def test_a_halved_edge_weight_is_refused(tmp_path):
+    busy_memory().save(tmp_path / "mem")
+    _edit_json(tmp_path / "mem", lambda d: d["edges"][0].update(weight=d["edges"][0]["weight"] / 2))
+    _refused(tmp_path / "mem", "graph.json does not match its SHA-256")
+
+
+def test_a_deleted_checksum_and_a_flipped_vector_byte_are_refused(tmp_path):
+    busy_memory().save(tmp_path / "mem")
+    _edit_json(tmp_path / "mem", lambda d: d.pop("embeddings_sha256"))
+    emb = tmp_path / "mem" / "embeddings.npy"
+    data = bytearray(emb.read_bytes())
+    data[-5] ^= 0x01
+    emb.write_bytes(bytes(data))
+    _refused(tmp_path / "mem", "graph.json does not match its SHA-256")
+    _resign(tmp_path / "mem")  # re-signed, it is a valid save without the checksum
+    assert _load(tmp_path / "mem").graph
+
+
+def test_a_deleted_manifest_loads_only_with_allow_unsigned(tmp_path):
     mem = busy_memory()
     mem.save(tmp_path / "mem")
-    graph = tmp_path / "mem" / "graph.json"
-    doc = json.loads(graph.read_text())
-    assert len(doc.pop("embeddings_sha256")) == 64
-    graph.write_text(json.dumps(doc))
-    assert state_of(LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())) == \
-        state_of(mem)
-    doc["embeddings_sha256"] = "not hex"
-    graph.write_text(json.dumps(doc))
+    (tmp_path / "mem" / "manifest.json").unlink()
+    err = _refused(tmp_path / "mem", str(tmp_path / "mem" / "manifest.json"), "unsigned save")
+    assert "allow_unsigned=True" in err.fix
+    assert state_of(_load(tmp_path / "mem", allow_unsigned=True)) == state_of(mem)
+
+
+def test_a_stray_file_in_the_save_is_refused(tmp_path):
+    busy_memory().save(tmp_path / "mem")
+    (tmp_path / "mem" / "notes.txt").write_text("mine")
+    err = _refused(tmp_path / "mem", str(tmp_path / "mem" / "notes.txt"), "not part of the save")
+    assert "move it out" in err.fix
+
+
+@pytest.mark.parametrize("edit", ["wrong size", "bad digest", "extra entry", "version 1",
+                                  "not json"])
+def test_a_malformed_manifest_is_refused(tmp_path, edit):
+    busy_memory().save(tmp_path / "mem")
+    manifest = tmp_path / "mem" / "manifest.json"
+    doc = json.loads(manifest.read_text())
+    if edit == "wrong size":
+        doc["files"]["embeddings.npy"]["size"] += 1
+    elif edit == "bad digest":
+        doc["files"]["graph.json"]["sha256"] = "0" * 63
+    elif edit == "extra entry":
+        doc["files"]["notes.txt"] = doc["files"]["graph.json"]
+    elif edit == "version 1":
+        doc["version"] = 1
+    manifest.write_text("{" if edit == "not json" else json.dumps(doc))
+    _refused(tmp_path / "mem", "manifest.json" if edit != "wrong size" else "embeddings.npy")
+
+
+def test_a_version_1_save_loads_with_allow_unsigned_and_is_signed_by_saving(tmp_path):
+    """What saves looked like before the manifest: version 1, maybe without the checksum."""
+    mem = busy_memory()
+    mem.save(tmp_path / "mem")
+    (tmp_path / "mem" / "manifest.json").unlink()
+    _edit_json(tmp_path / "mem", lambda d: (d.update(version=1), d.pop("embeddings_sha256")))
+    _refused(tmp_path / "mem", "unsigned save")
+    old = _load(tmp_path / "mem", allow_unsigned=True)
+    assert state_of(old) == state_of(mem)
+    old.save(tmp_path / "mem")
+    assert state_of(_load(tmp_path / "mem")) == state_of(mem)
+    _resign(tmp_path / "mem")  # a version-1 graph.json is never a signed save
+    _edit_json(tmp_path / "mem", _set(["version"], 1))
+    _resign(tmp_path / "mem")
+    _refused(tmp_path / "mem", "version 1 is not supported")
+
+
+def test_a_bad_checksum_field_is_refused_even_unsigned(tmp_path):
+    busy_memory().save(tmp_path / "mem")
+    (tmp_path / "mem" / "manifest.json").unlink()
+    _edit_json(tmp_path / "mem", _set(["embeddings_sha256"], "not hex"))
     with pytest.raises(CorruptFileError, match="embeddings_sha256"):
-        LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
+        _load(tmp_path / "mem", allow_unsigned=True)
 
 
 def test_a_save_with_the_flat_config_of_before_the_groups_loads(tmp_path):
@@ -319,6 +434,7 @@ def test_a_save_with_the_flat_config_of_before_the_groups_loads(tmp_path):
                                   "index"}
     doc["config"] = mem.config.flat()
     graph.write_text(json.dumps(doc))
+    _resign(tmp_path / "mem")
     loaded = LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
     assert loaded.config == mem.config and state_of(loaded) == state_of(mem)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import tempfile
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -19,6 +20,7 @@ from hypothesis.stateful import (
 
 from mags_lib.actions.types import EngramAdd, EngramUpdate, Forget, Link, RecallQuery
 from mags_lib.embed import HashingEmbedder
+from mags_lib.errors import MagsError
 from mags_lib.memory import LiquidMemory, MemoryConfig
 from mags_lib.memory.state import capture
 
@@ -96,6 +98,21 @@ class MemoryMachine(RuleBasedStateMachine):
     @rule(reward=st.none() | st.floats(-1.0, 1.0))
     def step(self, reward):
         self.mem.step(reward)
+
+    @rule(reward=st.floats(allow_nan=True).filter(lambda r: not -1.0 <= r <= 1.0))
+    def step_with_a_bad_reward(self, reward):
+        before = state_of(self.mem)
+        with pytest.raises(MagsError):
+            self.mem.step(reward)
+        assert state_of(self.mem) == before
+
+    @rule(query=st.text(st.characters(categories=["P", "S", "Z", "Cc"]), max_size=6),
+          other=queries)
+    def recall_without_content(self, query, other):
+        before = state_of(self.mem)
+        assert self.mem.recall(query, k=5) == [] and self.mem.recall_context(query, 5) == []
+        assert self.mem.connect(query, other) == []
+        assert state_of(self.mem) == before
 
     @rule(text=facts, other=facts, kind=st.integers(0, 3))
     def apply(self, text, other, kind):

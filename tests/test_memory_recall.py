@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from mags_lib.actions.types import Connect, Forget, RecallQuery
 from mags_lib.embed import HashingEmbedder
+from mags_lib.errors import MagsError, UnknownNodeError
 from mags_lib.memory import LiquidMemory, MemoryConfig
+from mags_lib.memory.recall import has_content
 from mags_lib.memory.state import capture
 from mags_lib.memory.traversal import components, spread, strongest_path
 
@@ -214,3 +216,71 @@ def test_to_networkx_is_a_current_copy():
     assert g.edges[u, v]["weight"] == pytest.approx(mem.edge_weight(u, v))
     g.nodes[new]["sources"].append("mutated")
     assert mem.node(new)["sources"] == []  # a copy, not a view
+
+
+# ---------------------------------------------------------------- input edges (issue 41, item 4)
+
+
+def _glarb_memory() -> LiquidMemory:
+    mem = make_memory()
+    mem.observe_many(["glarb eats carrots", "glarb sleeps at noon", "zorp sings at dawn"])
+    mem.perceive("the zorp hums a tune")  # working memory holds an item the query could touch
+    mem.recall("glarb carrots", 5)  # paths kept for the next step
+    return mem
+
+
+def _same_state(a, b) -> bool:
+    return (a.nodes == b.nodes and a.edges == b.edges and a.tally == b.tally
+            and a.working == b.working and a.last_paths == b.last_paths
+            and a.counters == b.counters)
+
+
+def test_recall_of_an_unknown_block_is_an_error_like_a_write_of_one():
+    mem = _glarb_memory()
+    with pytest.raises(MagsError, match="unknown block 'bogus'") as write:
+        mem.observe("x", block="bogus")
+    with pytest.raises(MagsError, match="unknown block 'bogus'") as read:
+        mem.recall("glarb", 5, block="bogus")
+    assert type(read.value) is type(write.value)
+    with pytest.raises(MagsError, match="unknown block"):
+        mem.recall_context("glarb", 5, block="Semantic")
+    with pytest.raises(MagsError, match="unknown block"):
+        make_memory().recall("glarb", 5, block="bogus")  # even on an empty memory
+    assert mem.recall("glarb", 5, block="semantic") == []  # a known block with no hits is fine
+
+
+@pytest.mark.parametrize("query", ["", "   ", "!!!", "?!... \n\t", "🙂", "—«»—", "\u3002"])
+def test_a_query_without_a_letter_or_digit_recalls_nothing_and_learns_nothing(query):
+    mem = _glarb_memory()
+    before = capture(mem)
+    assert mem.recall(query, 5) == []
+    assert mem.recall_context(query, 5) == []
+    assert mem.connect(query, "glarb carrots") == []
+    assert mem.apply([RecallQuery(query), Forget(query)]).recalls == [(query, [])]
+    assert _same_state(before, capture(mem))
+
+
+def test_a_query_with_a_letter_or_digit_in_any_script_is_a_query():
+    assert all(has_content(q) for q in ("a", "7", "Zoë", "東京", "٣", "!!x!!"))
+    assert not any(has_content(q) for q in ("", " ", "!!!", "🙂", "\u0301"))
+    mem = _glarb_memory()
+    assert mem.recall("glarb?", 5)[0].text.startswith("glarb")
+
+
+def test_an_embedding_is_the_query_when_the_text_is_empty():
+    mem = _glarb_memory()
+    vector = HashingEmbedder().encode(["glarb eats carrots"])[0]
+    hits = mem.recall("", 3, query_embedding=vector)
+    assert hits and hits[0].text == "glarb eats carrots"
+
+
+def test_an_unknown_node_id_is_a_mags_error_that_is_also_a_key_error():
+    mem = _glarb_memory()
+    for call in (mem.node, mem.history, mem.forget, mem.is_valid):
+        with pytest.raises(UnknownNodeError) as err:
+            call(999)
+        assert isinstance(err.value, MagsError) and isinstance(err.value, KeyError)
+        assert str(err.value).startswith("no node 999 in memory\n  fix: ")  # not repr()'d
+    with pytest.raises(KeyError, match="no node 'x'"):  # old `except KeyError` callers still work
+        mem.node("x")  # type: ignore[arg-type]
+    assert mem.node(0)["id"] == 0 and 0 in [h.node_id for h in mem.history(0)]

@@ -97,6 +97,17 @@ class Decision:
         return asdict(self)
 
 
+def memory_reward(reward: float | None) -> float | None:
+    """A game's reward as the memory's `step` takes it: 0 / 1 (wrong / right) to -1 / +1. A
+    score delta beyond that (TextWorld's 2-point step, a lost point) is clipped here, on
+    purpose: the memory refuses rewards outside [-1, 1].
+
+    >>> memory_reward(1.0), memory_reward(0.0), memory_reward(2.0), memory_reward(-1.0)
+    (1.0, -1.0, 1.0, -1.0)
+    """
+    return None if reward is None else max(-1.0, min(1.0, 2.0 * float(reward) - 1.0))
+
+
 def recalled(node_id: Any, text: str, *, score: float | None = None,
              sources: list[Any] | None = None, path: list[Any] | None = None,
              valid: bool = True) -> dict[str, Any]:

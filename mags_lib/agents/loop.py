@@ -48,7 +48,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from mags_lib.agents.base import AgentConfig, recalled
+from mags_lib.agents.base import AgentConfig, memory_reward, recalled
 from mags_lib.agents.mags import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
@@ -225,7 +225,7 @@ class MagsLoopAgent(MemoryAgent):
             self.memory.perceive(obs.text, source=f"turn:{obs.turn}", time=float(obs.turn))
             timing["perceive"] = time.perf_counter() - t2
         t1 = time.perf_counter()
-        self.memory.step(None if reward is None else 2.0 * float(reward) - 1.0)
+        self.memory.step(memory_reward(reward))
         timing["apply_step"] = timing.get("apply_step", 0.0) + time.perf_counter() - t1
         self.last_timing = timing
 

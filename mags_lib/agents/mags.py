@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mags_lib.agents.base import Agent, AgentConfig, recalled
+from mags_lib.agents.base import Agent, AgentConfig, memory_reward, recalled
 from mags_lib.embed import MemoEmbedder  # noqa: F401  (re-exported: agents.MemoEmbedder)
 from mags_lib.game.base import Observation
 
@@ -159,4 +159,4 @@ class ScriptedMagsAgent(MemoryAgent):
                                 key=truth.rule_key if self.use_keys else None)
         elif obs.text and (not obs.legal_actions or self.config.remember_questions):
             self.memory.observe(obs.text, source=source, time=float(obs.turn), block="episodic")
-        self.memory.step(None if reward is None else 2.0 * float(reward) - 1.0)
+        self.memory.step(memory_reward(reward))

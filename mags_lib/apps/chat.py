@@ -21,8 +21,9 @@ Every message goes through the loop of `agents/loop.py`, with a person instead o
   person gave with `/good` or `/bad` (None otherwise), so Hebbian learning follows feedback.
 
 The memory is saved after every turn (atomic directory swap), so a crash loses at most the turn
-in flight. Named snapshots are saved memories under `<memory>.snapshots/<name>/`: they survive
-restarts, and `rollback` restores one.
+in flight; a save the crash interrupted is recovered from its backup when the chat next opens.
+Named snapshots are saved memories under `<memory>.snapshots/<name>/`: they survive restarts,
+and `rollback` restores one.
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ class ChatConfig:
     history: int = field(default=3, metadata={"help": "past exchanges kept in the prompt"})
     max_tokens: int = field(default=160, metadata={"help": "new tokens per reply"})
     n_ctx: int = field(default=2048, metadata={"help": "context window of local models"})
+    allow_unsigned: bool = field(default=False, metadata={
+        "help": "open a memory saved without a manifest (before saves were signed, or with "
+                "its manifest deleted); the next save signs it"})
 
     def __post_init__(self) -> None:
         if self.backend not in ("auto", "llamacpp", "transformers", "openai"):
@@ -189,7 +193,7 @@ class ChatSession:
             t0 = time.perf_counter()
             embedder = load_embedder(cfg.embedder)
             say(f"  ready in {time.perf_counter() - t0:.1f} s")
-        memory = open_memory(cfg.memory, embedder)
+        memory = open_memory(cfg.memory, embedder, say=say, allow_unsigned=cfg.allow_unsigned)
         say(f"memory {cfg.memory}: {describe(memory)}")
         if llms is None:
             llms, few_shot = load_models(cfg, say)
@@ -387,16 +391,25 @@ class ChatSession:
                             "use letters, digits, '.', '_' or '-' (at most 64 characters)")
 
 
-def open_memory(path: str | Path, embedder: Any, *, create: bool = True) -> Any:
-    """The memory saved at `path`, or a new empty one when nothing is there (and `create`)."""
+def open_memory(path: str | Path, embedder: Any, *, create: bool = True,
+                say: Callable[[str], None] | None = None, allow_unsigned: bool = False) -> Any:
+    """The memory saved at `path`, or a new empty one when nothing is there (and `create`).
+
+    A save interrupted by a crash between its two renames left the last complete save in the
+    backup `.NAME.bak`: it is renamed back into place first (`persistence.recover`, the
+    recovery `LiquidMemory.load` reads through), and `say` is told."""
     from mags_lib.memory import LiquidMemory
+    from mags_lib.memory.persistence import recover
 
     path = Path(path)
-    if path.exists():
-        if not path.is_dir():
-            raise CorruptFileError(f"{path} is a file, not a memory directory",
-                                   "name a directory with --memory (a new one is created)")
-        return LiquidMemory.load(path, embedder=embedder)
+    if path.exists() and not path.is_dir():
+        raise CorruptFileError(f"{path} is a file, not a memory directory",
+                               "name a directory with --memory (a new one is created)")
+    backup = recover(path)
+    if backup is not None and say is not None:
+        say(f"recovered the memory from the backup {backup} (a save was interrupted)")
+    if path.is_dir() and any(path.iterdir()):
+        return LiquidMemory.load(path, embedder=embedder, allow_unsigned=allow_unsigned)
     if not create:
         raise MagsError(f"no memory at {path}", "check the path (a directory written by /save)")
     return LiquidMemory(embedder=embedder)

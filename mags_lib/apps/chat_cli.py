@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m mags_lib chat", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in fields(ChatConfig):
-        ap.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=f.default,
+        kind = ({"action": argparse.BooleanOptionalAction} if isinstance(f.default, bool)
+                else {"type": type(f.default)})
+        ap.add_argument("--" + f.name.replace("_", "-"), default=f.default, **kind,
                         help=f.metadata.get("help", "") + f" (default: {f.default})")
     return ap
 

@@ -12,7 +12,7 @@ lazily: an edge stores its weight as of step `t` and the weight at any later ste
 when it is read, without a pass over all edges every step.
 
 >>> round(decayed_weight(0.5, t=0, used=0, now=100, rate=0.01, h=20.0), 4)
-0.3054
+0.2632
 >>> hebbian_update(0.5, 0.1)
 0.55
 """
@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from mags_lib.errors import MagsError
 
 
 def recency_integral(s: float, h: float) -> float:
@@ -57,10 +59,28 @@ def hebbian_update(w: float, rate: float) -> float:
     return min(1.0, w + rate * (1.0 - w))
 
 
+def check_reward(reward: object) -> float | None:
+    """A step's reward as a float: None (no feedback) or a finite number in [-1, 1]; anything
+    else raises MagsError (a reward is never clipped silently: +5 is a caller's bug).
+
+    >>> check_reward(1), check_reward(None)
+    (1.0, None)
+    """
+    if reward is None:
+        return None
+    ok = isinstance(reward, int | float | np.integer | np.floating) and not isinstance(
+        reward, bool | np.bool_)
+    if not ok or not (-1.0 <= float(reward) <= 1.0):  # NaN fails the comparison too
+        raise MagsError(f"reward must be None or a finite number in [-1, 1], got {reward!r}",
+                        "map the feedback onto [-1, 1] (e.g. 2 * score - 1 for a 0/1 score)")
+    return float(reward)
+
+
 def reward_update(w: float, reward: float, rate: float, floor: float = 1e-6) -> float:
     """Reinforce (reward > 0) or weaken (reward < 0) an edge on a path that led to an answer.
 
-    reward is clipped to [-1, 1]; positive: w + rate*r*(1-w) (<= 1); negative: w * (1 + rate*r),
+    reward is clipped to [-1, 1] (`LiquidMemory.step` refuses one outside it: see
+    `check_reward`); positive: w + rate*r*(1-w) (<= 1); negative: w * (1 + rate*r),
     multiplicative so the weight stays > 0 (pruning removes it later if it falls low enough)."""
     r = max(-1.0, min(1.0, float(reward)))
     if r >= 0:

@@ -10,6 +10,9 @@
 4. hits: every candidate (at its hybrid score) and every reached node, at its best score, top k
    (ties by id); invalid nodes only with `include_invalid=True` and flagged `valid=False`.
 
+A query without a letter or digit ("", "!!!") recalls nothing and changes nothing, unless a
+`query_embedding` is given (then the embedding is the query). An unknown `block` is an error.
+
 Side effects unless `learn=False`: anchors with score >= `hebbian_min_score` wire together
 (`hebbian` edges, w <- w + rate * (1 - w)); returned nodes count a use; edges on the hits'
 paths are marked used (their decay restarts) and the paths are kept for `step(reward)`;
@@ -24,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from mags_lib.actions.types import BLOCKS
 from mags_lib.errors import MagsError
 from mags_lib.memory.anchors import hybrid_candidates, select_anchors
 from mags_lib.memory.dynamics import hebbian_update
@@ -34,9 +38,10 @@ if TYPE_CHECKING:
     from mags_lib.memory.store import LiquidMemory
 
 
-def check_query(query: Any, k: Any) -> None:
+def check_query(query: Any, k: Any, block: Any = None) -> None:
     """Refuse a recall that cannot mean anything: negative or non-integer `k`, a query that is
-    not a string or is longer than MAX_ITEM_CHARS (k = 0 is allowed and returns nothing)."""
+    not a string or is longer than MAX_ITEM_CHARS, a `block` that is neither None nor one of
+    BLOCKS (k = 0 is allowed and returns nothing)."""
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
         raise MagsError(f"recall k must be an integer >= 0, got {k!r}",
                         "ask for the number of hits you want (k=0 returns none)")
@@ -47,13 +52,24 @@ def check_query(query: Any, k: Any) -> None:
         raise MagsError(f"recall query is {len(query):,} characters, above the limit of "
                         f"{MAX_ITEM_CHARS:,} (memory.types.MAX_ITEM_CHARS)",
                         "query with a sentence or a few keywords, not a document")
+    if block is not None and block not in BLOCKS:
+        raise MagsError(f"unknown block {block!r}", f"use one of {list(BLOCKS)} or None")
+
+
+def has_content(text: str) -> bool:
+    """Whether a query says anything: at least one letter or digit, in any script ("", "  ",
+    "!!!", "?!" and "🙂" do not; "Zoë", "東京" and "٣" do)."""
+    return any(ch.isalnum() for ch in text)
 
 
 def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any = None,
            block: str | None = None, include_invalid: bool = False,
            learn: bool = True) -> list[Hit]:
-    """See the module docstring."""
-    check_query(query, k)
+    """See the module docstring. A query without a letter or digit (and no `query_embedding`,
+    which is then the query) recalls nothing and learns nothing."""
+    check_query(query, k, block)
+    if query_embedding is None and not has_content(query):
+        return []
     if learn:
         mem._tally.recalls += 1
     if k == 0 or (len(mem) == 0 and len(mem.working) == 0):
@@ -143,8 +159,9 @@ def recall_context(mem: LiquidMemory, query: str, k: int = 10, **kwargs: Any) ->
 
 def best_match(mem: LiquidMemory, text: str, *, include_invalid: bool = False,
                query_embedding: Any = None) -> tuple[int, float] | None:
-    """The node that best matches a string (hybrid score >= match_threshold), or None."""
-    if len(mem) == 0 or not text.strip():
+    """The node that best matches a string (hybrid score >= match_threshold), or None (also
+    for a string without a letter or digit, unless `query_embedding` is given)."""
+    if len(mem) == 0 or (query_embedding is None and not has_content(text)):
         return None
     q = mem._query_vector(text, query_embedding)
     cands = hybrid_candidates(mem, text, q, mem.config.recall.min_candidates,
@@ -184,10 +201,9 @@ def connect(mem: LiquidMemory, a: str, b: str, *, learn: bool = True) -> list[Hi
 
 
 def history(mem: LiquidMemory, node_id: int) -> list[Hit]:
-    """Version chain through `node_id`: the current version first, then older versions."""
+    """Version chain through `node_id` (a node of `mem`: `LiquidMemory.history` checks): the
+    current version first, then older versions."""
     nodes = mem.graph.nodes
-    if node_id not in nodes:
-        raise KeyError(f"no node {node_id} in memory")
     head, seen = node_id, {node_id}
     while nodes[head]["superseded_by"] is not None and nodes[head]["superseded_by"] in nodes:
         head = nodes[head]["superseded_by"]

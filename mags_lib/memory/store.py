@@ -40,10 +40,10 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from mags_lib.errors import MagsError
+from mags_lib.errors import MagsError, UnknownNodeError
 from mags_lib.memory.config import MemoryConfig
 from mags_lib.memory.contradiction import ContradictionDetector, RuleBasedDetector
-from mags_lib.memory.dynamics import decayed_weight, should_solidify
+from mags_lib.memory.dynamics import check_reward, decayed_weight, should_solidify
 from mags_lib.memory.metrics import StepTally
 from mags_lib.memory.types import ApplyReport, ContextItem, Hit, MemoryDiff
 from mags_lib.memory.working import WorkingMemory
@@ -153,10 +153,8 @@ class LiquidMemory:
         return node_id in self.graph
 
     def node(self, node_id: int) -> dict[str, Any]:
-        """A copy of a node's attributes plus its id."""
-        if node_id not in self.graph:
-            raise KeyError(f"no node {node_id} in memory")
-        data = dict(self.graph.nodes[node_id])
+        """A copy of a node's attributes plus its id; UnknownNodeError (a KeyError) if none."""
+        data = dict(self.graph.nodes[self._known(node_id)])
         data["sources"] = list(data["sources"])
         return {"id": node_id, **data}
 
@@ -165,7 +163,7 @@ class LiquidMemory:
         return self._vectors(list(node_ids))
 
     def is_valid(self, node_id: int) -> bool:
-        return self.graph.nodes[node_id]["valid_to"] is None
+        return self.graph.nodes[self._known(node_id)]["valid_to"] is None
 
     def edge_weight(self, u: int, v: int) -> float:
         """Current (decayed) weight of edge u-v; 0.0 if there is none."""
@@ -257,29 +255,27 @@ class LiquidMemory:
 
     def forget(self, node_id: int) -> None:
         """Mark node `node_id` as no longer valid (kept for history, never returned as current):
-        what a `Forget` action does to its best match."""
-        if node_id not in self.graph:
-            raise MagsError(f"no node {node_id!r} in memory",
-                            "pick an id that recall or the graph shows (`/recall <query>`)")
+        what a `Forget` action does to its best match. UnknownNodeError for an unknown id."""
         if self.is_valid(node_id):
             self._invalidate(node_id, by=None)
             self._tally.engrams += 1
 
     def history(self, node_id: int) -> list[Hit]:
         """The version chain of a fact: `node_id`'s current version first, then every version
-        it superseded, newest to oldest."""
+        it superseded, newest to oldest. UnknownNodeError (a KeyError) for an unknown id."""
         from mags_lib.memory.recall import history
 
-        return history(self, node_id)
+        return history(self, self._known(node_id))
 
     # ----- dynamics -----------------------------------------------------------------------
     def step(self, reward: float | None = None) -> dict[str, Any]:
         """End of a turn: reward the last recall paths, consolidate working memory, advance
         the clock, and every `maintenance_every` steps decay / prune / solidify / k-core /
-        importance / remove nodes. Returns this step's tally."""
+        importance / remove nodes. Returns this step's tally. `reward` is None (no feedback)
+        or a finite number in [-1, 1]; anything else raises MagsError (never clipped)."""
         from mags_lib.memory.maintenance import step
 
-        return step(self, reward)
+        return step(self, check_reward(reward))
 
     def metrics(self) -> dict[str, Any]:
         """Counts and window means (recalls per query, engrams per turn, churn) and J."""
@@ -303,11 +299,13 @@ class LiquidMemory:
              detector: ContradictionDetector | None = None,
              clock: Callable[[], float] | None = None,
              judge: ContradictionDetector | None = None,
-             edge_scorer: Any | None = None) -> LiquidMemory:
-        """Read a directory written by `save`; raises CorruptFileError on anything malformed."""
+             edge_scorer: Any | None = None, allow_unsigned: bool = False) -> LiquidMemory:
+        """Read a directory written by `save`; raises CorruptFileError on anything malformed
+        (a save without a manifest loads only with `allow_unsigned=True`)."""
         from mags_lib.memory.persistence import load
 
-        mem = load(Path(path), embedder=embedder, detector=detector, clock=clock)
+        mem = load(Path(path), embedder=embedder, detector=detector, clock=clock,
+                   allow_unsigned=allow_unsigned)
         mem.judge = judge
         mem.edge_scorer = edge_scorer
         return mem
@@ -332,6 +330,13 @@ class LiquidMemory:
         return diff(self, a, b)
 
     # ----- node and edge bookkeeping (used by the rule modules) ----------------------------
+    def _known(self, node_id: int) -> int:
+        """`node_id` if the memory holds it, else UnknownNodeError naming it."""
+        if node_id not in self.graph:
+            raise UnknownNodeError(f"no node {node_id!r} in memory",
+                                   "use an id that recall, history or memory.graph shows")
+        return node_id
+
     def _now(self) -> float:
         return float(self.clock())
 

@@ -1,4 +1,5 @@
-"""Strict validation of a saved memory (`graph.json` document and `embeddings.npy` array).
+"""Strict validation of a saved memory (`graph.json` document, `embeddings.npy` array and
+`manifest.json`).
 
 Saved files are untrusted input: every field is checked for presence, exact type, range and
 cross-references before anything is built, and the first problem raises `CorruptFileError`
@@ -9,6 +10,7 @@ at most 10,000 sources a node) keep hostile values from turning into huge alloca
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ MAX_DIM = 65_536
 TOP_KEYS = {"format", "version", "config", "embedding_dim", "counters", "keys", "nodes", "edges",
             "working", "last_paths", "tally", "history"}
 CHECKSUM_KEY = "embeddings_sha256"  # optional: saves older than the checksum lack it
+MANIFEST_KEYS = {"format", "version", "files"}
 WORKING_KEYS = {"text", "embedding", "step", "block", "source", "time", "importance",
                 "confidence", "key", "uses"}
 
@@ -99,22 +102,48 @@ class _Checker:
             self.int_(value, where, lo=-MAX_ID)
 
 
-def validate_document(doc: Any, file: Path, fmt: str, version: int) -> dict[str, Any]:
-    """Check a parsed `graph.json`; return the MemoryState fields except ids / vectors."""
-    c = _Checker(file)
+def _check_header(c: _Checker, doc: Any, fmt: str, versions: Collection[int]) -> None:
     if not isinstance(doc, dict):
         c.fail("top level", "expected a JSON object")
     if doc.get("format") != fmt:
         c.fail("format", f"expected {fmt!r}, got {doc.get('format')!r:.60}")
-    if doc.get("version") != version:
+    if isinstance(doc.get("version"), bool) or doc.get("version") not in versions:
         raise CorruptFileError(
-            f"{file}: version {doc.get('version')!r:.60} is not supported (this code reads "
-            f"version {version})", "load it with the mags_lib version that wrote it, or "
-            "re-create the memory with this version")
+            f"{c.file}: version {doc.get('version')!r:.60} is not supported here (this code "
+            f"reads version {' or '.join(map(str, sorted(versions)))})",
+            "load it with the mags_lib version that wrote it, or re-create the memory with "
+            "this version")
+
+
+def validate_manifest(doc: Any, file: Path, fmt: str, versions: Collection[int],
+                      names: Collection[str]) -> dict[str, dict[str, Any]]:
+    """Check a parsed `manifest.json`: it lists exactly `names`, each with a "sha256" (64
+    lowercase hex digits) and a "size" (bytes); return its "files" object."""
+    c = _Checker(file)
+    _check_header(c, doc, fmt, versions)
+    c.obj(doc, "top level", MANIFEST_KEYS)
+    files = c.obj(doc["files"], "files", set(names))
+    for name, entry in files.items():
+        c.obj(entry, f"files[{name!r}]", {"sha256", "size"})
+        c.int_(entry["size"], f"files[{name!r}].size")
+        if not _is_hex_digest(entry["sha256"]):
+            c.fail(f"files[{name!r}].sha256", "expected 64 lowercase hex digits")
+    return files
+
+
+def _is_hex_digest(value: Any) -> bool:
+    return isinstance(value, str) and len(value) == 64 and all(
+        ch in "0123456789abcdef" for ch in value)
+
+
+def validate_document(doc: Any, file: Path, fmt: str,
+                      versions: Collection[int]) -> dict[str, Any]:
+    """Check a parsed `graph.json` (its "version" one of `versions`); return the MemoryState
+    fields except ids / vectors."""
+    c = _Checker(file)
+    _check_header(c, doc, fmt, versions)
     c.obj(doc, "top level", TOP_KEYS | ({CHECKSUM_KEY} & set(doc)))
-    digest = doc.get(CHECKSUM_KEY)
-    if digest is not None and not (isinstance(digest, str) and len(digest) == 64
-                                   and all(ch in "0123456789abcdef" for ch in digest)):
+    if CHECKSUM_KEY in doc and not _is_hex_digest(doc[CHECKSUM_KEY]):
         c.fail(CHECKSUM_KEY, "expected 64 lowercase hex digits")
     try:
         config = MemoryConfig.from_dict(doc["config"])
