@@ -289,7 +289,8 @@ class LiquidMemory:
 
     # ----- persistence and snapshots --------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write the memory to directory `path` atomically (graph.json + embeddings.npy)."""
+        """Write the memory to directory `path` atomically (graph.json, embeddings.npy and the
+        manifest.json that signs them; see `persistence`)."""
         from mags_lib.memory.persistence import save
 
         return save(self, Path(path))
