@@ -13,9 +13,10 @@ MODULES = ["mags_lib.game.phrasing", "mags_lib.game.rule_reader", "mags_lib.agen
            "mags_lib.agents.router", "mags_lib.apps.play", "mags_lib.summary",
            "mags_lib.tasks.rewards", "mags_lib.agents.option_order", "mags_lib.agents.base",
            "mags_lib.memory.dynamics", "mags_lib.memory.contradiction",
-           "mags_lib.conversations.locomo", "mags_lib.conversations.persona",
+           "mags_lib.conversations.locomo",
            "mags_lib.conversations.persona_phrases", "mags_lib.evaluation.qa_metrics",
-           "mags_lib.evaluation.evidence_recall"]
+           "mags_lib.evaluation.evidence_recall", "mags_lib.conversations.types",
+           "mags_lib.agents.open_answer"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -6,14 +6,13 @@ import math
 
 import pytest
 
-from mags_lib.conversations.types import QA, Conversation, Turn
+from mags_lib.conversations.types import QA, Conversation, Turn, turn_text
 from mags_lib.embed import HashingEmbedder
 from mags_lib.evaluation.evidence_recall import (
     bootstrap_by_conversation,
     conversation_rows,
     recall_at,
     summarize,
-    turn_text,
 )
 
 FACTS = ["I adopted a grey cat called Pixel.", "My brother Tomas works as a pilot.",

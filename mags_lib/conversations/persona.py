@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from mags_lib.conversations import persona_phrases as P
-from mags_lib.conversations.types import QA, Conversation, Observation, Turn
+from mags_lib.conversations.types import QA, Conversation, Observation, Turn, day_of
 
 SEEDS: dict[str, range] = {"train": range(0, 10_000), "dev": range(10_000, 10_500),
                            "test": range(20_000, 20_500)}
@@ -137,15 +137,6 @@ def _dates(rng: random.Random, n: int) -> list[str]:
                    f"{day.day} {day.strftime('%B')}, {day.year}")
         day += timedelta(days=rng.randint(7, 40))
     return out
-
-
-def day_of(when: str) -> str:
-    """The date part of a session's time, as a 'when' answer: '8 May 2023'.
-
-    >>> day_of("1:56 pm on 8 May, 2023")
-    '8 May 2023'
-    """
-    return when.split(" on ", 1)[-1].replace(",", "")
 
 
 def make_persona(seed: int, split: str = "train",

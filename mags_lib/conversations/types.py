@@ -68,3 +68,26 @@ class Conversation:
 
     def turn_ids(self) -> set[str]:
         return {t.dia_id for t in self.turns()}
+
+
+def day_of(when: str) -> str:
+    """The date part of a session's time as the sources write it: '8 May 2023'.
+
+    >>> day_of("1:56 pm on 8 May, 2023")
+    '8 May 2023'
+    """
+    return when.split(" on ", 1)[-1].replace(",", "")
+
+
+def turn_text(turn: Turn, dated: bool = False) -> str:
+    """One turn as a memory stores it: the speaker, the words, a shared image's caption, and
+    with `dated` the session's day first.
+
+    >>> turn_text(Turn("D1:1", 1, "Ana", "Look!", "1:56 pm on 8 May, 2023", "a tram"), dated=True)
+    '[8 May 2023] Ana: Look! [shares a photo: a tram]'
+    """
+    text = f"{turn.speaker}: {turn.text}"
+    if turn.caption:
+        text += f" [shares a photo: {turn.caption}]"
+    return f"[{day_of(turn.date)}] {text}" if dated else text
+

@@ -25,15 +25,9 @@ from typing import Any
 import numpy as np
 
 from mags_lib.conversations.locomo import CATEGORIES
-from mags_lib.conversations.types import Conversation, Turn
+from mags_lib.conversations.types import Conversation, turn_text
 
 KS = (5, 10)
-
-
-def turn_text(turn: Turn) -> str:
-    """What a memory stores for one turn: the speaker, the words, a shared image's caption."""
-    text = f"{turn.speaker}: {turn.text}"
-    return f"{text} [shares a photo: {turn.caption}]" if turn.caption else text
 
 
 def recall_at(found: Sequence[str], gold: Sequence[str]) -> float:

@@ -1,0 +1,41 @@
+"""Answering an open question from memory lines: the free-text counterpart of `prompt.decide`.
+
+Game decisions choose one legal item under a grammar; a question about a conversation has no
+options, so the answer is generated, short, greedy, and "I don't know" when the lines do not
+say. Every agent's lines go through the same prompt, so a difference in score is a difference
+in memory.
+
+    >>> open_messages(["[8 May 2023] Ana: I moved to Lisbon."], "Where does Ana live?")[1]["content"]
+    'Memory:\\n[8 May 2023] Ana: I moved to Lisbon.\\n\\nQuestion: Where does Ana live?\\nShort answer:'
+    >>> clean_answer("Lisbon.\\nQuestion: and")
+    'Lisbon.'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+OPEN_SYSTEM = ("You answer questions about a person's conversations using only the memory "
+               "lines. Answer in a few words. If the memory lines do not say, answer: "
+               "I don't know.")
+
+
+def open_messages(lines: list[str], question: str) -> list[dict[str, str]]:
+    memory = "\n".join(lines) if lines else "(nothing)"
+    return [{"role": "system", "content": OPEN_SYSTEM},
+            {"role": "user", "content": f"Memory:\n{memory}\n\nQuestion: {question}\n"
+                                        "Short answer:"}]
+
+
+def clean_answer(text: str) -> str:
+    """The first line of a generation, stripped (small models run on into new questions)."""
+    return (text.strip().splitlines() or [""])[0].strip()
+
+
+def answer_open(llm: Any, lines: list[str], question: str, *, max_tokens: int = 24,
+                seed: int = 0) -> tuple[str, dict[str, Any]]:
+    """(answer, record): greedy, at most `max_tokens`, with the usage and seconds."""
+    out = llm.chat(open_messages(lines, question), max_tokens=max_tokens, temperature=0.0,
+                   seed=seed)
+    return clean_answer(out.text), {"raw": out.text, "usage": dict(out.usage or {}),
+                                    "seconds": out.seconds, "cached": out.cached}

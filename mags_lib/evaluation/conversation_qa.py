@@ -1,0 +1,209 @@
+"""Question answering over conversations: each agent reads every turn, then answers the
+questions from its memory lines with one answer model, and is scored as LoCoMo scores.
+
+    from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
+
+    cfg = ConversationEvalConfig(agents=["bare", "full_context", "static_rag", "gold_writes"])
+    out = run_conversation_eval(convs, answer_llm, cfg, embedder=emb)
+    out["summary"]["static_rag"]["f1"], out["rows"][0]
+
+The agents are the game's own (`agents.make_agent`): a conversation is fed to them as a stream
+of `Observation`s, one per turn ("[8 May 2023] Ana: I moved to Lisbon."), and a question is an
+observation whose memory lines the agent returns; they never learn which task they are in.
+The answer is free text (`agents.open_answer`), the same prompt for every agent. `gold_writes`
+is an **upper bound**, not an agent: the conversation's gold facts written into a `LiquidMemory`
+with its defaults, read by the same recall (superseded facts shown, marked "no longer true");
+only it reads the gold.
+
+Scores per agent (`summarize`): token F1 and exact match on categories 1-4 (LoCoMo's scorer,
+`qa_metrics`), the abstention rate on category 5 (right) and on answerable questions (wrong),
+the persona rates where questions carry a `kind`, memory lines and size, seconds; intervals by
+bootstrap over conversations.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from mags_lib.conversations.types import Conversation, day_of, turn_text
+from mags_lib.evaluation.evidence_recall import bootstrap_by_conversation
+from mags_lib.evaluation.qa_metrics import abstained, exact_match, persona_scores, qa_f1
+
+UPPER_BOUNDS = ("gold_writes",)
+
+
+@dataclass
+class ConversationEvalConfig:
+    agents: list[str] = field(default_factory=lambda: ["bare", "full_context", "static_rag",
+                                                       "gold_writes"], metadata={
+        "help": "agent names (agents.AGENT_NAMES without game ground truth) and 'gold_writes'"})
+    k: int = field(default=5, metadata={"help": "memory lines per question"})
+    max_tokens: int = field(default=24, metadata={"help": "new tokens per answer"})
+    max_questions: int | None = field(default=None, metadata={
+        "help": "questions per conversation, a seeded sample in file order (None: all)"})
+    seed: int = field(default=0, metadata={"help": "question sample and generation seed"})
+    memory: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "MemoryConfig overrides for the memory agents and gold_writes"})
+
+    def __post_init__(self) -> None:
+        if self.k < 1 or self.max_tokens < 1:
+            raise ValueError("k and max_tokens must be at least 1")
+        if self.max_questions is not None and self.max_questions < 1:
+            raise ValueError("max_questions must be None or at least 1")
+
+
+def turn_observations(conv: Conversation) -> list[Any]:
+    """The conversation as the stream an agent reads: one dated observation per turn."""
+    from mags_lib.game.base import Observation
+
+    return [Observation(turn_text(t, dated=True), turn=i, kind="utterance")
+            for i, t in enumerate(conv.turns())]
+
+
+class GoldWritesMemory:
+    """Upper bound: the gold facts (a conversation's `observations`) written in order into a
+    `LiquidMemory`, recalled as the memory agents recall. Reads the gold: never an agent."""
+
+    name = "gold_writes"
+
+    def __init__(self, conv: Conversation, embedder: Any, k: int, config: Any = None):
+        from mags_lib.memory import LiquidMemory
+
+        self.k = k
+        self.memory = LiquidMemory(config=config, embedder=embedder)
+        self.day = {t.dia_id: day_of(t.date) for t in conv.turns()}
+        self.memory.observe_many([{"text": o.text, "block": "semantic",
+                                   "source": o.evidence[0] if o.evidence else None}
+                                  for o in conv.observations])
+
+    def memory_lines(self, obs: Any) -> list[dict[str, Any]]:
+        """The k best facts, superseded ones included and marked, so that an earlier value
+        can be answered and a current one told from it."""
+        hits = self.memory.recall(obs.text, self.k, learn=False, include_invalid=True)
+        return [{"id": h.node_id, "sources": list(h.sources), "valid": h.valid,
+                 "text": f"[{self._day(h.sources)}] " + ("" if h.valid else "(no longer true) ")
+                         + h.text} for h in reversed(hits)]
+
+    def _day(self, sources: list[Any]) -> str:
+        return next((self.day[s] for s in reversed(sources) if s in self.day), "?")
+
+    def memory_size(self) -> int:
+        return len(self.memory)
+
+
+def reader(name: str, conv: Conversation, llm: Any, cfg: ConversationEvalConfig,
+           embedder: Any, roles: dict[str, Any] | None = None) -> Any:
+    """`name`'s memory after reading every turn of `conv`."""
+    from mags_lib.memory import MemoryConfig
+
+    if name == "gold_writes":
+        return GoldWritesMemory(conv, embedder, cfg.k, MemoryConfig.from_dict(cfg.memory))
+    from mags_lib.agents import make_agent
+
+    extra: dict[str, Any] = {"embedder": embedder}
+    if name.startswith("mags"):
+        extra.update(roles=roles or {}, memory=cfg.memory)
+    agent = make_agent(name, llm, k=cfg.k, **extra)
+    agent.reset(cfg.seed)
+    for obs in turn_observations(conv):
+        agent.observe(obs)
+    return agent
+
+
+def question_sample(conv: Conversation, cfg: ConversationEvalConfig) -> list[int]:
+    """Indices of the questions asked: all, or a seeded sample kept in file order."""
+    every = list(range(len(conv.qa)))
+    if cfg.max_questions is None or cfg.max_questions >= len(every):
+        return every
+    rng = random.Random(f"{cfg.seed}:{conv.sample_id}")
+    return sorted(rng.sample(every, cfg.max_questions))
+
+
+def answer_rows(conv: Conversation, name: str, memory: Any, llm: Any,
+                cfg: ConversationEvalConfig) -> list[dict[str, Any]]:
+    """One row per asked question: the gold, the prediction, the lines, the scores."""
+    from mags_lib.agents.open_answer import answer_open
+    from mags_lib.game.base import Observation
+
+    n_turns = sum(len(v) for v in conv.sessions.values())
+    size = memory.memory_size() if hasattr(memory, "memory_size") else None
+    rows = []
+    for i in question_sample(conv, cfg):
+        qa = conv.qa[i]
+        t0 = time.perf_counter()
+        lines = [line["text"] for line in
+                 memory.memory_lines(Observation(qa.question, turn=n_turns, kind="question"))]
+        prediction, record = answer_open(llm, lines, qa.question, max_tokens=cfg.max_tokens,
+                                         seed=cfg.seed)
+        rows.append({"agent": name, "conversation": conv.sample_id, "question": i,
+                     "category": qa.category, "kind": qa.kind, "text": qa.question,
+                     "gold": qa.answer, "prediction": prediction, "raw": record["raw"],
+                     "lines": lines, "memory_size": size,
+                     "seconds": round(time.perf_counter() - t0, 3), **score_row(qa, prediction)})
+    return rows
+
+
+def score_row(qa: Any, prediction: str) -> dict[str, Any]:
+    """F1 and exact match where there is an answer, whether the prediction abstained."""
+    out: dict[str, Any] = {"abstained": abstained(prediction)}
+    if qa.answer is not None and qa.category != 5:
+        out["f1"] = qa_f1(prediction, qa.answer, qa.category)
+        out["em"] = float(exact_match(prediction, qa.answer))
+    return out
+
+
+def summarize(rows: list[dict[str, Any]], qas: dict[tuple[str, int], Any]) -> dict[str, Any]:
+    """Per-agent scores with 95% intervals (bootstrap over conversations)."""
+    out: dict[str, Any] = {}
+    for name in dict.fromkeys(r["agent"] for r in rows):
+        mine = [r for r in rows if r["agent"] == name]
+        answerable = [r for r in mine if "f1" in r]
+        unanswerable = [r for r in mine if r["category"] == 5 or r["gold"] is None]
+        entry: dict[str, Any] = {"questions": len(mine),
+                                 "conversations": len({r["conversation"] for r in mine}),
+                                 "upper_bound": name in UPPER_BOUNDS}
+        for key in ("f1", "em"):
+            if answerable:
+                entry[key] = sum(r[key] for r in answerable) / len(answerable)
+                entry[f"{key}_ci95"] = bootstrap_by_conversation(answerable, key)
+        by_cat = {}
+        for c in sorted({r["category"] for r in answerable}):
+            group = [r["f1"] for r in answerable if r["category"] == c]
+            by_cat[str(c)] = sum(group) / len(group)
+        entry["f1_by_category"] = by_cat
+        if unanswerable:
+            entry["abstention_unanswerable"] = (sum(r["abstained"] for r in unanswerable)
+                                                / len(unanswerable))
+        if answerable:
+            entry["abstention_answerable"] = (sum(r["abstained"] for r in answerable)
+                                              / len(answerable))
+        if any(r["kind"] for r in mine):
+            entry["persona"] = persona_scores(
+                {"qa": qas[(r["conversation"], r["question"])], "prediction": r["prediction"]}
+                for r in mine if r["kind"])
+        sizes = [r["memory_size"] for r in mine if r["memory_size"] is not None]
+        entry["memory_size_mean"] = sum(sizes) / len(sizes) if sizes else None
+        entry["lines_mean"] = sum(len(r["lines"]) for r in mine) / max(1, len(mine))
+        entry["seconds_mean"] = sum(r["seconds"] for r in mine) / max(1, len(mine))
+        out[name] = entry
+    return out
+
+
+def run_conversation_eval(convs: list[Conversation], llm: Any, cfg: ConversationEvalConfig,
+                          *, embedder: Any = None, roles: dict[str, Any] | None = None,
+                          progress: Any = None) -> dict[str, Any]:
+    """Every agent of `cfg` on every conversation: {"config", "rows", "summary", "seconds"}."""
+    t0 = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    for conv in convs:
+        for name in cfg.agents:
+            memory = reader(name, conv, llm, cfg, embedder, roles)
+            rows += answer_rows(conv, name, memory, llm, cfg)
+            if progress is not None:
+                progress(f"{conv.sample_id} {name}: {len(rows)} rows")
+    qas = {(c.sample_id, i): q for c in convs for i, q in enumerate(c.qa)}
+    return {"config": asdict(cfg), "rows": rows, "summary": summarize(rows, qas),
+            "seconds": round(time.perf_counter() - t0, 1)}

@@ -1,0 +1,52 @@
+"""Conversation QA from the command line: agents read persona or LoCoMo conversations and
+answer their questions with one answer model (`evaluation/conversation_qa.py`).
+
+    python tools/conversation_qa.py OUT.json --source persona --split dev --n 5
+    python tools/conversation_qa.py OUT.json --source locomo --split train --max-questions 40
+
+Prints each agent's summary (F1 with 95% intervals over conversations, abstention, the persona
+rates) and writes it with every row to OUT.json. The test splits (persona 'test', LoCoMo
+'test') are for a frozen configuration only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out", help="JSON file for the summary and the rows")
+    ap.add_argument("--source", choices=["persona", "locomo"], default="persona")
+    ap.add_argument("--split", default="dev", help="persona: train/dev/test; locomo: train/test")
+    ap.add_argument("--n", type=int, default=5, help="conversations (persona: the first n seeds)")
+    ap.add_argument("--max-questions", type=int, default=None)
+    ap.add_argument("--agents", nargs="+", default=["bare", "full_context", "static_rag",
+                                                    "gold_writes"])
+    ap.add_argument("--model", default="embedded", help="the answer model (LLMConfig.model)")
+    ap.add_argument("--k", type=int, default=5)
+    args = ap.parse_args()
+    from mags_lib.conversations.locomo import SPLITS, load_locomo
+    from mags_lib.conversations.persona import persona_set
+    from mags_lib.embed import MemoEmbedder, default_embedder
+    from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
+    from mags_lib.llm import load_llm
+
+    convs = (persona_set(args.split, args.n) if args.source == "persona"
+             else load_locomo(ids=SPLITS[args.split][:args.n]))
+    cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions)
+    llm = load_llm(model=args.model)
+    out = run_conversation_eval(convs, llm, cfg, embedder=MemoEmbedder(default_embedder()),
+                                progress=lambda s: print(s, file=sys.stderr, flush=True))
+    out["source"], out["split"] = args.source, args.split
+    Path(args.out).write_text(json.dumps(out, indent=1))
+    for name, s in out["summary"].items():
+        print(name, json.dumps({k: v for k, v in s.items()}, indent=None))
+    print(f"{out['seconds']} s")
+
+
+if __name__ == "__main__":
+    main()
