@@ -53,6 +53,7 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
     "09": ("04",),  # the closed loop plays 04's GGUFs
     "10": ("04",),  # the closed loop's ask / write GGUFs
     "11": ("01", "02", "04"),  # models/ask-sft, data/synth/ask, models/gguf
+    "12": (),  # the embedded models and LoCoMo (outside the chain; FORCE=1 after changing it)
 }
 
 # What each notebook leaves outside results/ (globs under the project root); one that matches

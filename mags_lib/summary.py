@@ -257,6 +257,35 @@ def textworld_section(root: Path) -> str:
         f"{m.get('decision_llm', '')}\n\n" + textworld_markdown(rows)
 
 
+def conversations_section(root: Path) -> str:
+    """Notebook 12: evidence recall, supersession and QA on the persona set and LoCoMo."""
+    from mags_lib.evaluation.conversation_study import study_markdown
+
+    m = _load(root / "12_conversations" / "metrics.json")
+    if not m or not m.get("persona"):
+        return _missing("notebook 12 results", "python -m mags_lib.pipeline --only 12")
+    return ("_SMOKE run_\n\n" if m.get("smoke") else "") + study_markdown(m)
+
+
+def conversations_headline(root: Path) -> str | None:
+    """One line per source for the README: QA F1 of each agent, the upper bound labelled."""
+    m = _load(root / "12_conversations" / "metrics.json") or {}
+    parts = []
+    for source in ("persona", "locomo"):
+        qa = ((m.get(source) or {}).get("qa") or {}).get("summary") or {}
+        if not qa:
+            continue
+        cur = {n: (s.get("persona") or {}).get("current_accuracy") for n, s in qa.items()}
+        parts.append(f"{source} ({m[source]['split']} split): F1 " + ", ".join(
+            f"`{n}`{' (upper bound)' if s['upper_bound'] else ''} {_f(s.get('f1'))}"
+            + (f" / current {_f(cur[n])}" if cur.get(n) is not None else "")
+            for n, s in qa.items()))
+    if not parts:
+        return None
+    return (f"Conversations (notebook 12, one answer model{', SMOKE run' if m.get('smoke') else ''}"
+            "): " + "; ".join(parts) + ".")
+
+
 def export_section(root: Path) -> str:
     m = _load(root / "04_export_gguf" / "metrics.json")
     if not m:
@@ -421,6 +450,9 @@ def readme_headline(root: Path) -> str:
                   f"{pooled[0]['n_seeds']}{', SMOKE run' if tw.get('smoke') else ''}): "
                   + ", ".join(f"`{r['agent']}`{' (ceiling)' if r['agent'] == 'oracle' else ''}"
                               f" {r['wins']}" for r in pooled) + "."]
+    talk = conversations_headline(root)
+    if talk:
+        lines += ["", talk]
     lines += ["", REPORT_POINTER + " (both surfaces, ablations, training, export, dynamics, "
               "mechanisms, benchmarks): `reports/RESULTS.md`."]
     return "\n".join(lines)
@@ -460,6 +492,7 @@ SECTIONS = (("Pipeline runs", pipeline_section), ("Dataset (01)", synth_section)
             ("Graph dynamics (05)", dynamics_section), ("Game evaluation (06)", evaluation_section),
             ("Mechanisms by regime (09)", mechanisms_section),
             ("TextWorld (10)", textworld_section),
+            ("Conversations (12)", conversations_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))
 
 

@@ -280,3 +280,25 @@ def test_the_ask_objectives_reach_the_report_and_the_readme_block(tmp_path):
     assert "| ask model | accuracy" in section
     line = next(x for x in readme_headline(tmp_path).splitlines() if "notebook 11" in x)
     assert line.startswith("Ask model trained") and "outcome 0.850" in line and "+0.050" in line
+
+
+def test_conversations_reach_the_report_and_the_readme_block(tmp_path):
+    from mags_lib.summary import conversations_section, readme_headline
+
+    _one_headline_row(tmp_path)
+    assert "Conversations" not in readme_headline(tmp_path)
+    assert "not found" in conversations_section(tmp_path)
+    qa = {"summary": {"bare": {"upper_bound": False, "f1": 0.05,
+                               "persona": {"current_accuracy": 0.0}},
+                      "gold_writes": {"upper_bound": True, "f1": 0.4,
+                                      "persona": {"current_accuracy": 0.7}}}}
+    ev = {"memory": {"all": {"recall@5": 0.5, "recall@10": 0.6}},
+          "bm25": {"all": {"recall@5": 0.4, "recall@10": 0.5}}}
+    (tmp_path / "12_conversations").mkdir()
+    (tmp_path / "12_conversations" / "metrics.json").write_text(json.dumps(
+        {"persona": {"split": "dev", "conversations": 2, "evidence": ev, "qa": qa},
+         "locomo": {"missing": "LoCoMo is not on this machine"}}))
+    block = readme_headline(tmp_path)
+    assert ("persona (dev split): F1 `bare` 0.050 / current 0.000, `gold_writes` (upper bound) "
+            "0.400 / current 0.700." in block)
+    assert "gold_writes (upper bound)" in conversations_section(tmp_path)

@@ -45,12 +45,16 @@ class ConversationEvalConfig:
     max_questions: int | None = field(default=None, metadata={
         "help": "questions per conversation, a seeded sample in file order (None: all)"})
     seed: int = field(default=0, metadata={"help": "question sample and generation seed"})
+    context_window: int = field(default=1024, metadata={
+        "help": "tokens of transcript, question and answer that `full_context` may fill (the "
+                "answer model's window is 2048; the chat template and the system line take "
+                "part of it, and each 1,000 prompt tokens cost ~6 s on 2 cores)"})
     memory: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "MemoryConfig overrides for the memory agents and gold_writes"})
 
     def __post_init__(self) -> None:
-        if self.k < 1 or self.max_tokens < 1:
-            raise ValueError("k and max_tokens must be at least 1")
+        if self.k < 1 or self.max_tokens < 1 or self.context_window < 256:
+            raise ValueError("k and max_tokens must be at least 1, context_window 256")
         if self.max_questions is not None and self.max_questions < 1:
             raise ValueError("max_questions must be None or at least 1")
 
@@ -106,7 +110,8 @@ def reader(name: str, conv: Conversation, llm: Any, cfg: ConversationEvalConfig,
     extra: dict[str, Any] = {"embedder": embedder}
     if name.startswith("mags"):
         extra.update(roles=roles or {}, memory=cfg.memory)
-    agent = make_agent(name, llm, k=cfg.k, **extra)
+    agent = make_agent(name, llm, k=cfg.k, max_tokens=cfg.max_tokens,
+                       context_window=cfg.context_window, **extra)
     agent.reset(cfg.seed)
     for obs in turn_observations(conv):
         agent.observe(obs)

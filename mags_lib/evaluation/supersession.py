@@ -9,7 +9,9 @@ only then?
 
 A predicted pair is (old text, new text) for every node the memory marked superseded by
 another; a gold pair is (replaced fact, new fact) for every gold write with op 'update'. A merge
-keeps the node's first text, so a pair is matched on normalised text. Precision: the share of
+keeps the node's first text, so a pair is matched on normalised text; when raw turns are
+written instead of facts, pairs are matched by the turns they came from (`by="source"`,
+`gold_source_pairs`). Precision: the share of
 the memory's supersessions that retire the fact the gold says; recall: the share of gold
 updates the memory carried out.
 """
@@ -31,6 +33,18 @@ def gold_write_pairs(conv: Conversation) -> list[Pair]:
             if o.op == "update" and o.replaces is not None]
 
 
+def gold_source_pairs(conv: Conversation) -> list[Pair]:
+    """(turn that stated the replaced value, turn that replaced it) for every gold update:
+    the gold when raw turns, not facts, are written."""
+    stated: dict[str, str] = {}
+    out = []
+    for o in conv.observations:
+        if o.op == "update" and o.replaces in stated:
+            out.append((stated[o.replaces], o.evidence[0]))
+        stated[o.text] = o.evidence[0]
+    return out
+
+
 def write_gold(mem: Any, conv: Conversation, block: str = "semantic") -> None:
     """Every gold fact of `conv` observed in order as plain text (no op, no key): what the
     memory makes of correct facts on its own."""
@@ -38,10 +52,14 @@ def write_gold(mem: Any, conv: Conversation, block: str = "semantic") -> None:
                       for o in conv.observations])
 
 
-def predicted_pairs(mem: Any) -> list[Pair]:
-    """(old text, new text) for every superseded node of `mem` (forgotten ones excluded)."""
+def predicted_pairs(mem: Any, by: str = "text") -> list[Pair]:
+    """(old, new) for every superseded node of `mem` (forgotten ones excluded): their texts,
+    or with `by="source"` their first sources (the turns they were written from)."""
     graph = mem.to_networkx(valid_only=False)
-    return [(data["text"], graph.nodes[data["superseded_by"]]["text"])
+
+    def name(data: dict[str, Any]) -> str:
+        return data["text"] if by == "text" else str((data["sources"] or [None])[0])
+    return [(name(data), name(graph.nodes[data["superseded_by"]]))
             for _, data in graph.nodes(data=True) if data.get("superseded_by") is not None]
 
 
@@ -49,10 +67,10 @@ def _key(pair: Pair) -> Pair:
     return normalize(pair[0]), normalize(pair[1])
 
 
-def supersession_scores(mem: Any, gold: Iterable[Pair]) -> dict[str, Any]:
-    """Precision, recall and F1 of the memory's supersessions against `gold`, with counts and
-    the pairs that went wrong (for reading)."""
-    pred = {_key(p): p for p in predicted_pairs(mem)}
+def supersession_scores(mem: Any, gold: Iterable[Pair], by: str = "text") -> dict[str, Any]:
+    """Precision, recall and F1 of the memory's supersessions against `gold` (pairs of texts,
+    or of turn ids with `by="source"`), with counts and the pairs that went wrong."""
+    pred = {_key(p): p for p in predicted_pairs(mem, by)}
     ref = {_key(p): p for p in gold}
     hits = pred.keys() & ref.keys()
     p = len(hits) / len(pred) if pred else None

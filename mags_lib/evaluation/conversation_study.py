@@ -1,0 +1,178 @@
+"""Notebook 12's study: memory on conversations, the persona set and LoCoMo side by side.
+
+    cfg = ConversationStudyConfig(smoke=True)
+    result = run_conversation_study(cfg)      # {"persona": {...}, "locomo": {...} or a note}
+    print(study_markdown(result))
+
+Three measurements on each source, all on the splits meant for development (persona 'dev',
+LoCoMo's training conversations); the test splits are run once a configuration is frozen:
+
+1. evidence recall@5 / @10 of raw turns in a `LiquidMemory` against flat BM25
+   (`evidence_recall.py`);
+2. supersession by `LiquidMemory`'s defaults (persona only, where gold updates are known): the
+   gold facts written in order, and the user's raw turns written in order (`supersession.py`);
+3. question answering by the agents with one answer model (`conversation_qa.py`), with
+   `gold_writes` as the labelled upper bound.
+
+Where LoCoMo is not on the machine the LoCoMo part says so (`locomo.missing_message`) and the
+rest runs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
+
+
+@dataclass
+class ConversationStudyConfig:
+    persona_split: str = field(default="dev", metadata={"help": "persona split studied"})
+    personas: int = field(default=6, metadata={"help": "persona conversations (first seeds)"})
+    persona_questions: int | None = field(default=None, metadata={
+        "help": "questions per persona conversation (None: all)"})
+    locomo_split: str = field(default="train", metadata={"help": "LoCoMo split studied"})
+    locomo_conversations: int = field(default=5, metadata={"help": "LoCoMo conversations"})
+    locomo_questions: int | None = field(default=20, metadata={
+        "help": "questions per LoCoMo conversation for QA (evidence recall uses all)"})
+    agents: list[str] = field(default_factory=lambda: ["bare", "full_context", "static_rag",
+                                                       "gold_writes"], metadata={
+        "help": "agents answering (gold_writes: the upper bound)"})
+    answer_llm: str = field(default="embedded", metadata={"help": "LLMConfig.model answering"})
+    embedder: str = field(default="embedded", metadata={
+        "help": "'embedded' (all-MiniLM-L6-v2) or 'hashing' (a fast fake)"})
+    k: int = field(default=5, metadata={"help": "memory lines per question"})
+    smoke: bool = field(default=False, metadata={"help": "shrink every size"})
+
+    def resolved(self) -> ConversationStudyConfig:
+        """The sizes actually run (SMOKE shrinks them; the code is the same)."""
+        if not self.smoke:
+            return self
+        return ConversationStudyConfig(
+            persona_split=self.persona_split, personas=2, persona_questions=6,
+            locomo_split=self.locomo_split, locomo_conversations=1, locomo_questions=4,
+            agents=self.agents, answer_llm=self.answer_llm, embedder=self.embedder, k=self.k,
+            smoke=True)
+
+
+def _embedder(kind: str) -> Any:
+    from mags_lib.embed import HashingEmbedder, MemoEmbedder, default_embedder
+
+    return HashingEmbedder() if kind == "hashing" else MemoEmbedder(default_embedder())
+
+
+def evidence_summary(convs: list[Any], embedder: Any) -> dict[str, Any]:
+    """recall@k of the memory and of BM25 over the same raw turns."""
+    from mags_lib.evaluation.evidence_recall import conversation_rows, summarize
+
+    return {name: summarize(r for c in convs for r in conversation_rows(
+        c, retriever=name, embedder=embedder)) for name in ("memory", "bm25")}
+
+
+def supersession_summary(convs: list[Any], embedder: Any) -> dict[str, Any]:
+    """Supersession by the memory's defaults against the gold updates, pooled: once with the
+    gold facts written, once with the user's raw turns written (what a memory without a write
+    model gets)."""
+    from mags_lib.evaluation.supersession import (
+        gold_source_pairs,
+        gold_write_pairs,
+        supersession_scores,
+        write_gold,
+    )
+    from mags_lib.memory import LiquidMemory
+
+    out: dict[str, Any] = {}
+    for how in ("gold_facts", "raw_turns"):
+        total = {"correct": 0, "predicted": 0, "gold": 0}
+        false: list[Any] = []
+        for conv in convs:
+            mem = LiquidMemory(embedder=embedder)
+            if how == "gold_facts":
+                write_gold(mem, conv)
+                s = supersession_scores(mem, gold_write_pairs(conv))
+            else:
+                mem.observe_many([{"text": t.text, "block": "semantic", "source": t.dia_id}
+                                  for t in conv.turns() if t.speaker == conv.speakers[0]])
+                s = supersession_scores(mem, gold_source_pairs(conv), by="source")
+            for key in total:
+                total[key] += s[key]
+            false += s["false"]
+        out[how] = {**total,
+                    "precision": total["correct"] / total["predicted"] if total["predicted"]
+                    else None,
+                    "recall": total["correct"] / total["gold"] if total["gold"] else None,
+                    "false_examples": false[:5]}
+    return out
+
+
+def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
+    from mags_lib.conversations.locomo import SPLITS, load_locomo, locomo_path, missing_message
+    from mags_lib.conversations.persona import persona_set
+    from mags_lib.llm import load_llm
+
+    run = cfg.resolved()
+    t0 = time.perf_counter()
+    embedder = _embedder(run.embedder)
+    llm = load_llm(model=run.answer_llm)
+    personas = persona_set(run.persona_split, run.personas)
+    qa_cfg = ConversationEvalConfig(agents=list(run.agents), k=run.k,
+                                    max_questions=run.persona_questions)
+    result: dict[str, Any] = {"config": asdict(run), "persona": {
+        "split": run.persona_split, "conversations": len(personas),
+        "evidence": evidence_summary(personas, embedder),
+        "supersession": supersession_summary(personas, embedder),
+        "qa": run_conversation_eval(personas, llm, qa_cfg, embedder=embedder)}}
+    if locomo_path() is None:
+        result["locomo"] = {"missing": missing_message()}
+    else:
+        convs = load_locomo(ids=SPLITS[run.locomo_split][:run.locomo_conversations])
+        qa_cfg = ConversationEvalConfig(agents=list(run.agents), k=run.k,
+                                        max_questions=run.locomo_questions)
+        result["locomo"] = {"split": run.locomo_split, "conversations": len(convs),
+                            "evidence": evidence_summary(convs, embedder),
+                            "qa": run_conversation_eval(convs, llm, qa_cfg, embedder=embedder)}
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    return result
+
+
+def _f(x: Any, digits: int = 3) -> str:
+    return "–" if x is None else f"{x:.{digits}f}"
+
+
+def _ci(entry: dict[str, Any], key: str) -> str:
+    lo, hi = entry.get(f"{key}_ci95") or (None, None)
+    return f"{_f(entry.get(key))} ({_f(lo, 2)}–{_f(hi, 2)})" if lo is not None else _f(
+        entry.get(key))
+
+
+def study_markdown(result: dict[str, Any]) -> str:
+    """The study's tables: evidence recall, supersession, QA per agent, per source."""
+    out = []
+    for source in ("persona", "locomo"):
+        part = result.get(source) or {}
+        if "missing" in part:
+            out.append(f"**{source}**: {part['missing']}")
+            continue
+        out.append(f"**{source}** ({part['split']} split, {part['conversations']} "
+                   "conversations)\n\n| retriever | recall@5 (95% CI) | recall@10 (95% CI) |\n"
+                   "|---|---|---|")
+        for name, s in part["evidence"].items():
+            out.append(f"| {name} | {_ci(s['all'], 'recall@5')} | {_ci(s['all'], 'recall@10')} |")
+        if "supersession" in part:
+            out.append("\n| written | supersession precision | recall | gold updates |\n"
+                       "|---|---|---|---|")
+            for how, s in part["supersession"].items():
+                out.append(f"| {how} | {_f(s['precision'])} | {_f(s['recall'])} | {s['gold']} |")
+        out.append("\n| agent | F1 (95% CI) | EM | abstains when unanswerable | abstains when "
+                   "answerable | current | stale | earlier |\n|---|---|---|---|---|---|---|---|")
+        for name, s in part["qa"]["summary"].items():
+            p = s.get("persona") or {}
+            label = f"{name} (upper bound)" if s["upper_bound"] else name
+            out.append(f"| {label} | {_ci(s, 'f1')} | {_f(s.get('em'))} | "
+                       f"{_f(s.get('abstention_unanswerable'))} | "
+                       f"{_f(s.get('abstention_answerable'))} | {_f(p.get('current_accuracy'))} | "
+                       f"{_f(p.get('stale_rate'))} | {_f(p.get('earlier_accuracy'))} |")
+        out.append("")
+    return "\n".join(out)

@@ -1,0 +1,46 @@
+"""Notebook 12's study: supersession pooled over personas, the tables, SMOKE sizes."""
+
+from __future__ import annotations
+
+from mags_lib.conversations.persona import persona_set
+from mags_lib.embed import HashingEmbedder
+from mags_lib.evaluation.conversation_study import (
+    ConversationStudyConfig,
+    evidence_summary,
+    study_markdown,
+    supersession_summary,
+)
+
+
+def test_supersession_of_gold_facts_beats_raw_turns():
+    out = supersession_summary(persona_set("dev", 3), HashingEmbedder())
+    gold, raw = out["gold_facts"], out["raw_turns"]
+    assert gold["gold"] == raw["gold"] > 0
+    assert gold["recall"] > 0.5 and gold["recall"] > (raw["recall"] or 0.0)
+
+
+def test_evidence_summary_has_both_retrievers():
+    out = evidence_summary(persona_set("dev", 1), HashingEmbedder())
+    assert set(out) == {"memory", "bm25"}
+    assert 0.0 <= out["bm25"]["all"]["recall@10"] <= 1.0
+
+
+def test_smoke_shrinks_sizes_not_code():
+    cfg = ConversationStudyConfig(smoke=True, agents=["bare"])
+    run = cfg.resolved()
+    assert run.personas < cfg.personas and run.agents == ["bare"] and run.smoke
+    assert ConversationStudyConfig().resolved() == ConversationStudyConfig()
+
+
+def test_markdown_labels_the_upper_bound_and_a_missing_locomo():
+    qa = {"summary": {"bare": {"upper_bound": False, "f1": 0.1, "f1_ci95": (0.05, 0.2)},
+                      "gold_writes": {"upper_bound": True, "f1": 0.5,
+                                      "persona": {"current_accuracy": 0.8}}}}
+    ev = {"memory": {"all": {"recall@5": 0.5, "recall@10": 0.6}},
+          "bm25": {"all": {"recall@5": 0.4, "recall@10": 0.5}}}
+    sup = {"gold_facts": {"precision": 0.9, "recall": 0.95, "gold": 20}}
+    text = study_markdown({"persona": {"split": "dev", "conversations": 2, "evidence": ev,
+                                       "supersession": sup, "qa": qa},
+                           "locomo": {"missing": "LoCoMo is not on this machine"}})
+    assert "gold_writes (upper bound)" in text and "0.100 (0.05–0.20)" in text
+    assert "**locomo**: LoCoMo is not on this machine" in text and "| gold_facts | 0.900" in text
