@@ -267,6 +267,9 @@ def conversations_section(root: Path) -> str:
     return ("_SMOKE run_\n\n" if m.get("smoke") else "") + study_markdown(m)
 
 
+CONVERSATIONS_LEAD = "Conversations"
+
+
 def conversations_headline(root: Path) -> str | None:
     """One line per source for the README: QA F1 of each agent, the upper bound labelled."""
     m = _load(root / "12_conversations" / "metrics.json") or {}
@@ -282,8 +285,8 @@ def conversations_headline(root: Path) -> str | None:
             for n, s in qa.items()))
     if not parts:
         return None
-    return (f"Conversations (notebook 12, one answer model{', SMOKE run' if m.get('smoke') else ''}"
-            "): " + "; ".join(parts) + ".")
+    return (f"{CONVERSATIONS_LEAD} (notebook 12, one answer model"
+            f"{', SMOKE run' if m.get('smoke') else ''}): " + "; ".join(parts) + ".")
 
 
 def export_section(root: Path) -> str:
@@ -469,7 +472,15 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
     head, rest = text.split(README_START, 1)
     old, tail = rest.split(README_END, 1)
     body = readme_headline(root)
-    if keep and _is_missing(body) and "|" in old:  # no notebook 06 here: the old block stays
+    if keep and _is_missing(body) and "|" in old:  # no notebook 06 here: the old block stays,
+        talk = conversations_headline(root)       # with notebook 12's line brought up to date
+        if talk:
+            lines = [ln for ln in old.strip("\n").split("\n")
+                     if not ln.startswith(CONVERSATIONS_LEAD)]
+            at = next((i for i, ln in enumerate(lines) if ln.startswith(REPORT_POINTER)),
+                      len(lines))
+            lines[at:at] = [talk, ""]
+            readme.write_text(f"{head}{README_START}\n" + "\n".join(lines) + f"\n\n{README_END}{tail}")
         return True
     if keep and MECHANISMS_LEAD not in body and MECHANISMS_LEAD in old:
         kept = MECHANISMS_LEAD + old.split(MECHANISMS_LEAD, 1)[1].split(REPORT_POINTER, 1)[0]

@@ -302,3 +302,23 @@ def test_conversations_reach_the_report_and_the_readme_block(tmp_path):
     assert ("persona (dev split): F1 `bare` 0.050 / current 0.000, `gold_writes` (upper bound) "
             "0.400 / current 0.700." in block)
     assert "gold_writes (upper bound)" in conversations_section(tmp_path)
+
+
+def test_a_kept_readme_block_gets_notebook_12s_line_once(tmp_path):
+    from mags_lib.summary import README_END, README_START, update_readme
+
+    readme = tmp_path / "README.md"
+    old = ("intro\n" + README_START + "\n<!-- generated -->\n\n| agent | acc |\n|---|---|\n"
+           "| `mags` | 0.9 |\n\nEvery table: `reports/RESULTS.md`.\n\n" + README_END + "\nend\n")
+    readme.write_text(old)
+    root = tmp_path / "results"
+    (root / "12_conversations").mkdir(parents=True)
+    qa = {"summary": {"bare": {"upper_bound": False, "f1": 0.05}}}
+    (root / "12_conversations" / "metrics.json").write_text(json.dumps(
+        {"persona": {"split": "dev", "conversations": 1, "evidence": {}, "qa": qa}}))
+    for _ in range(2):
+        assert update_readme(readme, root, keep=True)
+    text = readme.read_text()
+    assert "| `mags` | 0.9 |" in text and text.count("Conversations (notebook 12") == 1
+    assert text.index("Conversations (notebook 12") < text.index("Every table")
+    assert text.startswith("intro\n") and text.endswith(README_END + "\nend\n")
