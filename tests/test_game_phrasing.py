@@ -20,22 +20,36 @@ from mags_lib.game import phrasing as ph
 
 def _regex(template: str) -> re.Pattern:
     """A template as a pattern: its literal words, any text for each placeholder."""
-    parts = re.split(r"\{[a-zA-Z_]+\}", template)
+    parts = re.split(r"\{[a-zA-Z_0-9]+\}", template)
     return re.compile(".+?".join(re.escape(p) for p in parts))
 
 
-HELDOUT = [_regex(t) for t in ph.all_templates("heldout")]
+HELDOUT = [_regex(t) for t in ph.all_templates("heldout") + ph.all_templates("test")]
 
 
 def heldout_hits(text: str) -> list[str]:
+    """The held-out (development) and test templates `text` matches."""
     return [p.pattern for p in HELDOUT if p.search(text)]
 
 
-def test_train_and_heldout_banks_share_no_template_and_have_several_each():
+def test_train_heldout_and_test_banks_share_no_template_and_have_several_each():
     train, held = set(ph.all_templates("train")), set(ph.all_templates("heldout"))
-    assert not train & held
+    test = set(ph.all_templates("test"))
+    assert not train & held and not train & test and not held & test
     for bank in (ph.RULES, ph.DECISIONS, ph.FEEDBACK):
-        assert len(bank["train"]) >= 3 and len(bank["heldout"]) >= 2
+        assert len(bank["train"]) >= 3 and len(bank["heldout"]) >= 2 and len(bank["test"]) >= 2
+    assert not set(ph.DISTRACTORS["test"]) & set(ph.DISTRACTORS["train"])
+
+
+def test_a_test_game_shows_its_own_distractors_and_the_same_truths():
+    cfg = GameConfig(seed=4, episode_length=300, surface="varied", phrasings="test")
+    test = generate_episode(cfg)
+    held = generate_episode(replace(cfg, phrasings="heldout"))
+    own = [_regex(t) for t in ph.DISTRACTORS["test"]]
+    shown = [o.text for o in test.observations if o.kind == "distractor"]
+    assert shown and all(any(p.fullmatch(t) for p in own) for t in shown)
+    assert [t.kind for t in test.truths] == [t.kind for t in held.truths]
+    assert [t.rule_key for t in test.truths] == [t.rule_key for t in held.truths]
 
 
 def test_every_phrasing_names_the_rule_and_every_option():
@@ -97,7 +111,7 @@ def test_wrong_feedback_uses_the_same_words_with_the_other_verdict():
     assert right.split(" ")[-3:] == shown.split(" ")[-3:]  # the same rule sentence
 
 
-@pytest.mark.parametrize("bad", [{"surface": "wavy"}, {"phrasings": "test"}, {"surface": 3}])
+@pytest.mark.parametrize("bad", [{"surface": "wavy"}, {"phrasings": "dev"}, {"surface": 3}])
 def test_bad_surface_settings_name_the_field(bad):
     with pytest.raises(MagsError, match=list(bad)[0]):
         GameConfig(**bad)

@@ -6,12 +6,16 @@ decision and feedback is drawn from a bank of phrasings (word order, synonyms, p
 rule spread over two sentences, filler), so only a reader that understands the sentence, not
 one that matches a template, can use it.
 
-Every bank is split in two, by `GameConfig.phrasings`:
+Every bank is split in three, by `GameConfig.phrasings`:
 
 * `"train"`: the only phrasings dataset synthesis (notebook 01) may show a model;
-* `"heldout"`: phrasings used only by evaluation (notebook 06), never by a dataset;
-  `tests/test_game_phrasing.py` checks that the two share no template and that a synthesised
-  dataset holds no held-out sentence.
+* `"heldout"`: phrasings used only by evaluation (notebook 06), never by a dataset. They steered
+  development (training templates were added after reading the writer's errors on them), so
+  they are a **development set**; its distractor facts are the training bank's;
+* `"test"`: written once on 2026-11-27, before any tuning on them, with distractor facts of its
+  own (`DISTRACTORS`); scored once, for a frozen configuration, never used while choosing.
+  `tests/test_game_phrasing.py` checks that the three share no template and that a synthesised
+  dataset holds no held-out or test sentence.
 
 The ground truth (`StepTruth.rule_text`, the engram targets) keeps the canonical sentence, so a
 write model learns to normalise what it reads into one form, and scoring never depends on the
@@ -29,8 +33,10 @@ from __future__ import annotations
 import random
 import re
 
+from mags_lib.game import vocab
+
 SURFACES = ("fixed", "varied")
-PHRASING_SETS = ("train", "heldout")
+PHRASING_SETS = ("train", "heldout", "test")
 
 # {c} creature, {w} condition (a weather word), {i} item, {W} the condition capitalised.
 RULES: dict[str, tuple[str, ...]] = {
@@ -79,6 +85,14 @@ RULES: dict[str, tuple[str, ...]] = {
         "Give the {c} the {i} on {w} turns; it refuses everything else.",
         "For the {c}, {w} turns mean a meal of the {i} only.",
     ),
+    "test": (
+        "Whenever {w} weather arrives, the {c} will only touch the {i}.",
+        "The {c} insists on the {i} during {w} turns and turns down all else.",
+        "On {w} turns you will see the {c} taking the {i} and nothing other.",
+        "{W} turns bring one law for the {c}: the {i}, never anything else.",
+        "It has been decided that the {c} swallows the {i} alone when it is {w}.",
+        "The {i} alone satisfies the {c} while the turn stays {w}.",
+    ),
 }
 
 # Frames around a rule sentence {rule}; {old} is the item it replaces (changes only).
@@ -103,6 +117,14 @@ ANNOUNCE: dict[str, dict[str, tuple[str, ...]]] = {
                    "A correction is announced. {rule}"),
         "add": ("Another tablet is found: {rule}", "Someone adds a decree: {rule}"),
     },
+    "test": {
+        "first": ("A herald proclaims: {rule}", "Etched into a pillar: {rule}",
+                  "A voice from the fog says: {rule}"),
+        "repeat": ("The herald repeats: {rule}", "Mind this again: {rule}"),
+        "change": ("The law has shifted. {rule} The {old} is out.",
+                   "{rule} Earlier it was the {old}.", "Heed the revision: {rule}"),
+        "add": ("A further pillar is uncovered: {rule}", "Yet another proclamation: {rule}"),
+    },
 }
 
 # {opts} is "the cello and the slate" (or "the a, the b and the c").
@@ -119,6 +141,11 @@ DECISIONS: dict[str, tuple[str, ...]] = {
         "Pick the meal for the {c} on this {w} turn: {opts}.",
         "A {w} turn comes. Which of {opts} does the {c} want?",
     ),
+    "test": (
+        "Before the {c} you place {opts}. The turn is {w}. Which will it take?",
+        "{W} again. Between {opts}, what does the {c} choose?",
+        "The {c} sniffs at {opts} on this {w} turn. Which one is its dinner?",
+    ),
 }
 
 # (right, wrong) pairs, so that the game can show either verdict with the same words.
@@ -133,6 +160,26 @@ FEEDBACK: dict[str, tuple[tuple[str, str], ...]] = {
     "heldout": (
         ("Yes, good choice. As it is written: {rule}", "No, bad choice. As it is written: {rule}"),
         ("That's it! {rule}", "That's not it! {rule}"),
+    ),
+    "test": (
+        ("Indeed! The proclamation: {rule}", "Alas! The proclamation: {rule}"),
+        ("Spot-on. Recall: {rule}", "Mistaken. Recall: {rule}"),
+    ),
+}
+
+# Irrelevant facts about creatures never asked about ({d}, {d2}, {item}, {condition}); none
+# uses the rule verb "eats". Training and development share one bank (as every game before
+# 2026-11-27 did); the test bank has its own.
+DISTRACTORS: dict[str, tuple[str, ...]] = {
+    "train": vocab.DISTRACTOR_TEMPLATES,
+    "heldout": vocab.DISTRACTOR_TEMPLATES,
+    "test": (
+        "The {d} whistles when the {item} is near.",
+        "On {condition} mornings, the {d} polishes its claws.",
+        "The {d} once borrowed the {item} from the {d2}.",
+        "The {d} cannot stand {condition} evenings.",
+        "Nobody knows where the {d} hides the {item}.",
+        "The {d} naps beside the {d2} on {condition} days.",
     ),
 }
 
@@ -201,4 +248,6 @@ def all_templates(phrasings: str) -> list[str]:
     out = list(RULES[phrasings]) + list(DECISIONS[phrasings])
     out += [f for frames in ANNOUNCE[phrasings].values() for f in frames]
     out += [f for pair in FEEDBACK[phrasings] for f in pair]
+    if phrasings == "test":  # the others share the training bank's distractors
+        out += list(DISTRACTORS["test"])
     return out

@@ -157,8 +157,9 @@ class GameConfig:
         "help": "'fixed' (one template, readable by a regex) or 'varied' (many phrasings of "
                 "statements, changes, decisions and feedback; see game/phrasing.py)"})
     phrasings: str = field(default="heldout", metadata={
-        "help": "varied surface only: 'train' (the phrasings dataset synthesis may use) or "
-                "'heldout' (evaluation only, never in a dataset)"})
+        "help": "'train' (the phrasings dataset synthesis may use), 'heldout' (evaluation "
+                "only, never in a dataset; a development set) or 'test' (written before tuning, "
+                "scored once for a frozen configuration; its own distractor facts)"})
 
     def __post_init__(self) -> None:
         check_config(self)
@@ -275,6 +276,11 @@ def make_world(config: GameConfig) -> World:
     items = rng.sample(vocab.ITEMS, config.item_pool)
     distractors = vocab.distractor_facts(config.n_distractors, distractor_creatures, conditions,
                                          items, rng)
+    own = phrasing.DISTRACTORS[config.phrasings]
+    if own is not vocab.DISTRACTOR_TEMPLATES:  # drawn apart, so the rules stay the same
+        distractors = vocab.distractor_facts(
+            config.n_distractors, distractor_creatures, conditions, items,
+            random.Random(f"senseless:{config.seed}:distractors:{config.phrasings}"), own)
     pairs = [(c, w) for c in creatures for w in conditions]
     chosen = rng.sample(pairs, config.n_rules)
     rules = [Rule(c, w, rng.choice(items)) for c, w in chosen]

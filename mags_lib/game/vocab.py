@@ -106,14 +106,16 @@ def creature_names(count: int, rng: random.Random, *, avoid: set[str] | None = N
 
 
 def distractor_facts(count: int, creatures: list[str], conditions: list[str], items: list[str],
-                     rng: random.Random) -> list[str]:
-    """`count` distinct irrelevant facts about `creatures` (not the rule creatures)."""
+                     rng: random.Random,
+                     templates: tuple[str, ...] = DISTRACTOR_TEMPLATES) -> list[str]:
+    """`count` distinct irrelevant facts about `creatures` (not the rule creatures), from
+    `templates` (a phrasing set's bank, `phrasing.DISTRACTORS`)."""
     facts: dict[str, None] = {}
     limit = 50 * count + 100
     while len(facts) < count and limit > 0:
         limit -= 1
         d, d2 = rng.sample(creatures, 2) if len(creatures) > 1 else (creatures[0], creatures[0])
-        template = rng.choice(DISTRACTOR_TEMPLATES)
+        template = rng.choice(templates)
         if "{d2}" in template and d == d2:
             continue
         fact = template.format(d=d, d2=d2, item=rng.choice(items), condition=rng.choice(conditions))
