@@ -19,6 +19,8 @@ The agents, and what each may know:
   with every information turn stored as it came instead of by the write model;
 * `mags_prompted`: the same loop with the untrained base model (`roles["prompted"]`) as ask
   and write model, few-shot;
+* `mem0`: a Mem0-style prompted memory: the base model (`roles["prompted"]`, else the decision
+  LLM) chooses ADD / UPDATE / DELETE / NONE against the nearest stored facts (`mem0.py`);
 * `mags_scripted` and its ablations: **upper bound, perfect writer, game structure given**
   (the game's ground-truth rule each turn);
 * `oracle`: the rules in force (the game's ground truth): the ceiling of the evaluation.
@@ -56,7 +58,7 @@ model: every information turn stored as it came, LoopConfig.writer 'verbatim'), 
 that measures what the trained writer adds."""
 LOOP_AGENTS: tuple[str, ...] = (*TRAINED_LOOP_AGENTS, "mags_prompted")
 AGENT_NAMES: tuple[str, ...] = ("bare", "full_context", "static_rag", "static_rag_bm25",
-                                *LOOP_AGENTS, *ABLATIONS, "oracle")
+                                "mem0", *LOOP_AGENTS, *ABLATIONS, "oracle")
 UPPER_BOUNDS: tuple[str, ...] = (*ABLATIONS, "oracle")
 """Agents handed the game's ground truth: never "MAGS", reported as upper bounds."""
 _CONFIG_KEYS = frozenset(f.name for f in fields(AgentConfig))
@@ -80,7 +82,13 @@ def make_agent(name: str, llm: Any, **cfg: Any) -> Agent:
         raise MagsError(f"cannot switch off {ablate!r} in agent {name!r}",
                         f"ablate one of {', '.join(MECHANISMS)} in a memory agent "
                         "(mags, mags_prompted, mags_scripted)")
-    if name in BASELINES:
+    if name == "mem0":
+        from mags_lib.agents.mem0 import Mem0Agent
+
+        roles = cfg.get("roles") or {}
+        agent = Mem0Agent(llm, config, writer=roles.get("prompted"), embedder=cfg.get("embedder"),
+                          memory_config=_memory_config(name, cfg.get("memory") or {}))
+    elif name in BASELINES:
         agent = (OracleAgent(llm, config, env=cfg.get("env")) if name == "oracle"
                  else BASELINES[name](llm, config))
         if name.startswith("static_rag") and cfg.get("embedder") is not None:

@@ -108,7 +108,7 @@ def reader(name: str, conv: Conversation, llm: Any, cfg: ConversationEvalConfig,
     from mags_lib.agents import make_agent
 
     extra: dict[str, Any] = {"embedder": embedder}
-    if name.startswith("mags"):
+    if name.startswith("mags") or name == "mem0":
         extra.update(roles=roles or {}, memory=cfg.memory)
     agent = make_agent(name, llm, k=cfg.k, max_tokens=cfg.max_tokens,
                        context_window=cfg.context_window, **extra)
