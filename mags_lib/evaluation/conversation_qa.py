@@ -203,12 +203,44 @@ def run_conversation_eval(convs: list[Conversation], llm: Any, cfg: Conversation
     """Every agent of `cfg` on every conversation: {"config", "rows", "summary", "seconds"}."""
     t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
+    reads: list[dict[str, Any]] = []
     for conv in convs:
         for name in cfg.agents:
+            t1 = time.perf_counter()
             memory = reader(name, conv, llm, cfg, embedder, roles)
+            reads.append(read_record(conv, name, memory, time.perf_counter() - t1))
             rows += answer_rows(conv, name, memory, llm, cfg)
             if progress is not None:
                 progress(f"{conv.sample_id} {name}: {len(rows)} rows")
     qas = {(c.sample_id, i): q for c in convs for i, q in enumerate(c.qa)}
-    return {"config": asdict(cfg), "rows": rows, "summary": summarize(rows, qas),
+    summary = summarize(rows, qas)
+    for name, entry in summary.items():
+        entry["writing"] = writing_summary([r for r in reads if r["agent"] == name])
+    return {"config": asdict(cfg), "rows": rows, "reads": reads, "summary": summary,
             "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def read_record(conv: Conversation, name: str, memory: Any, seconds: float) -> dict[str, Any]:
+    """What reading one conversation cost and wrote: seconds a turn, memory size, and the
+    agent's own write counts where it keeps them (mem0's ops, the loop's)."""
+    turns = sum(len(v) for v in conv.sessions.values())
+    counts = getattr(memory, "counts", None)
+    return {"agent": name, "conversation": conv.sample_id, "turns": turns,
+            "seconds_per_turn": round(seconds / max(1, turns), 4),
+            "memory_size": memory.memory_size() if hasattr(memory, "memory_size") else None,
+            "counts": dict(counts) if counts else {}}
+
+
+def writing_summary(reads: list[dict[str, Any]]) -> dict[str, Any]:
+    """Pooled write counts, the share of model lines that parsed (write validity) where the
+    agent counts them, and the mean seconds a turn of reading."""
+    counts: dict[str, int] = {}
+    for r in reads:
+        for k, v in r["counts"].items():
+            counts[k] = counts.get(k, 0) + int(v)
+    ops = sum(counts.get(k, 0) for k in ("add", "update", "delete", "none"))
+    bad = counts.get("unparsed_lines", 0) + counts.get("unknown_id", 0)
+    return {"counts": counts,
+            "validity": ops / (ops + bad) if "calls" in counts and ops + bad else None,
+            "seconds_per_turn": (sum(r["seconds_per_turn"] for r in reads) / len(reads)
+                                 if reads else None)}

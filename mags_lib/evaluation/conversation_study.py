@@ -166,13 +166,16 @@ def study_markdown(result: dict[str, Any]) -> str:
             for how, s in part["supersession"].items():
                 out.append(f"| {how} | {_f(s['precision'])} | {_f(s['recall'])} | {s['gold']} |")
         out.append("\n| agent | F1 (95% CI) | EM | abstains when unanswerable | abstains when "
-                   "answerable | current | stale | earlier |\n|---|---|---|---|---|---|---|---|")
+                   "answerable | current | stale | earlier | memory items | write validity |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|")
         for name, s in part["qa"]["summary"].items():
             p = s.get("persona") or {}
             label = f"{name} (upper bound)" if s["upper_bound"] else name
             out.append(f"| {label} | {_ci(s, 'f1')} | {_f(s.get('em'))} | "
                        f"{_f(s.get('abstention_unanswerable'))} | "
                        f"{_f(s.get('abstention_answerable'))} | {_f(p.get('current_accuracy'))} | "
-                       f"{_f(p.get('stale_rate'))} | {_f(p.get('earlier_accuracy'))} |")
+                       f"{_f(p.get('stale_rate'))} | {_f(p.get('earlier_accuracy'))} | "
+                       f"{_f(s.get('memory_size_mean'), 0)} | "
+                       f"{_f((s.get('writing') or {}).get('validity'))} |")
         out.append("")
     return "\n".join(out)
