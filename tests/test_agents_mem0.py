@@ -54,11 +54,13 @@ def test_add_update_delete_none():
     assert lines[-1]["text"] == "Ana lives in Lisbon."
 
 
-def test_bad_lines_and_unknown_ids_change_nothing_and_are_counted():
+def test_bad_lines_change_nothing_and_an_unknown_id_adds_or_does_nothing():
     agent = _agent(Replies("Sure! Here you go:\nUPDATE 99: Ana lives in Rome.\nDELETE 7"))
     agent.observe(Observation("[1 May] Bo: Ana lives in Rome now."))
-    assert _valid_texts(agent) == []
+    assert _valid_texts(agent) == ["Ana lives in Rome."]  # nothing shown to replace: added
     assert agent.counts["unparsed_lines"] == 1 and agent.counts["unknown_id"] == 2
+    assert agent.counts["add"] == 1 and not agent.counts["delete"]
+    assert agent.counts["lines"] == 3 and agent.counts["valid_lines"] == 0
 
 
 def test_decision_turns_are_not_written_and_the_prompt_has_examples():

@@ -70,9 +70,10 @@ def test_config_is_checked():
 def test_reading_records_write_counts_and_validity():
     from mags_lib.evaluation.conversation_qa import writing_summary
 
-    reads = [{"counts": {"calls": 4, "add": 3, "none": 1, "unparsed_lines": 1, "unknown_id": 1},
+    reads = [{"counts": {"calls": 4, "add": 3, "none": 1, "lines": 6, "valid_lines": 4},
               "seconds_per_turn": 0.5},
-             {"counts": {"calls": 2, "update": 2}, "seconds_per_turn": 1.5}]
+             {"counts": {"calls": 2, "update": 2, "lines": 2, "valid_lines": 2},
+              "seconds_per_turn": 1.5}]
     out = writing_summary(reads)
     assert out["counts"]["calls"] == 6 and out["validity"] == 6 / 8
     assert out["seconds_per_turn"] == 1.0

@@ -10,9 +10,11 @@ model on 2 cores cannot afford two). The examples are about people and things th
 never uses. The facts go to a `LiquidMemory` (semantic block, the memory's own defaults):
 ADD observes the fact; UPDATE <id> observes it and retires node <id> if the memory did not
 already supersede it (`forget`: the old fact stays, marked no longer valid); DELETE <id>
-retires <id>; NONE writes nothing. A line that does not parse, or names an id it was not shown,
-changes nothing and is counted (`counts`); the memory lines of a question are its k best valid
-facts. It is a baseline: untrained, it shows what prompting alone gets from the base model.
+retires <id>; NONE writes nothing. A line that does not parse changes nothing and is counted
+(`counts`); an UPDATE naming an id it was not shown adds its fact (there was nothing shown to
+replace; the untrained 135M model writes "UPDATE 8: ..." on an empty memory), a DELETE of one
+changes nothing, and both are counted as `unknown_id`. The memory lines of a question are its k
+best valid facts. It is a baseline: untrained, it shows what prompting alone gets from the base model.
 """
 
 from __future__ import annotations
@@ -108,6 +110,8 @@ class Mem0Agent(Agent):
         ops, bad = parse_mem0(out.text)
         self.counts["calls"] += 1
         self.counts["unparsed_lines"] += bad
+        self.counts["lines"] += len(ops) + bad
+        self.counts["valid_lines"] += sum(i is None or i in shown for _, i, _ in ops)
         for op, ident, fact in ops:
             self.apply_op(op, ident, fact, shown, source=f"turn:{obs.turn}")
 
@@ -118,7 +122,9 @@ class Mem0Agent(Agent):
             return
         if ident is not None and ident not in shown:
             self.counts["unknown_id"] += 1
-            return
+            if op == "DELETE":
+                return
+            op, ident = "ADD", None  # nothing shown to replace: the fact is new
         written = (self.memory.observe(fact, block="semantic", source=source)
                    if op in ("ADD", "UPDATE") else None)
         if op != "ADD" and written != ident and self.memory.is_valid(ident):

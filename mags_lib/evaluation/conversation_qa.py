@@ -232,15 +232,14 @@ def read_record(conv: Conversation, name: str, memory: Any, seconds: float) -> d
 
 
 def writing_summary(reads: list[dict[str, Any]]) -> dict[str, Any]:
-    """Pooled write counts, the share of model lines that parsed (write validity) where the
-    agent counts them, and the mean seconds a turn of reading."""
+    """Pooled write counts, the share of the model's lines that parsed and named only shown
+    ids (write validity) where the agent counts them, and the mean seconds a turn of reading."""
     counts: dict[str, int] = {}
     for r in reads:
         for k, v in r["counts"].items():
             counts[k] = counts.get(k, 0) + int(v)
-    ops = sum(counts.get(k, 0) for k in ("add", "update", "delete", "none"))
-    bad = counts.get("unparsed_lines", 0) + counts.get("unknown_id", 0)
+    lines = counts.get("lines", 0)
     return {"counts": counts,
-            "validity": ops / (ops + bad) if "calls" in counts and ops + bad else None,
+            "validity": counts.get("valid_lines", 0) / lines if lines else None,
             "seconds_per_turn": (sum(r["seconds_per_turn"] for r in reads) / len(reads)
                                  if reads else None)}
