@@ -38,8 +38,13 @@ class ConversationStudyConfig:
     locomo_questions: int | None = field(default=20, metadata={
         "help": "questions per LoCoMo conversation for QA (evidence recall uses all)"})
     agents: list[str] = field(default_factory=lambda: ["bare", "full_context", "static_rag",
-                                                       "gold_writes"], metadata={
-        "help": "agents answering (gold_writes: the upper bound)"})
+                                                       "mem0", "gold_writes"], metadata={
+        "help": "agents answering on the persona set (gold_writes: the upper bound)"})
+    locomo_agents: list[str] = field(default_factory=lambda: ["bare", "full_context",
+                                                              "static_rag", "gold_writes"],
+                                     metadata={"help": "agents answering on LoCoMo (mem0 makes "
+                                                       "an LLM call a turn: ~40 min a "
+                                                       "conversation on 2 cores)"})
     answer_llm: str = field(default="embedded", metadata={"help": "LLMConfig.model answering"})
     embedder: str = field(default="embedded", metadata={
         "help": "'embedded' (all-MiniLM-L6-v2) or 'hashing' (a fast fake)"})
@@ -53,8 +58,8 @@ class ConversationStudyConfig:
         return ConversationStudyConfig(
             persona_split=self.persona_split, personas=2, persona_questions=6,
             locomo_split=self.locomo_split, locomo_conversations=1, locomo_questions=4,
-            agents=self.agents, answer_llm=self.answer_llm, embedder=self.embedder, k=self.k,
-            smoke=True)
+            agents=self.agents, locomo_agents=self.locomo_agents, answer_llm=self.answer_llm,
+            embedder=self.embedder, k=self.k, smoke=True)
 
 
 def _embedder(kind: str) -> Any:
@@ -128,7 +133,7 @@ def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
         result["locomo"] = {"missing": missing_message()}
     else:
         convs = load_locomo(ids=SPLITS[run.locomo_split][:run.locomo_conversations])
-        qa_cfg = ConversationEvalConfig(agents=list(run.agents), k=run.k,
+        qa_cfg = ConversationEvalConfig(agents=list(run.locomo_agents), k=run.k,
                                         max_questions=run.locomo_questions)
         result["locomo"] = {"split": run.locomo_split, "conversations": len(convs),
                             "evidence": evidence_summary(convs, embedder),

@@ -12,9 +12,10 @@
 # 1. Evidence recall: raw turns in a `LiquidMemory` against flat BM25.
 # 2. Supersession by `LiquidMemory`'s defaults against the gold updates: with the gold facts
 #    written, and with the user's raw turns written (a memory with no write model).
-# 3. Question answering: `bare`, `full_context`, `static_rag` and the upper bound
-#    `gold_writes` (the gold facts written: it reads the gold, so it is never "MAGS"), one
-#    answer model (the embedded base model), scored as LoCoMo scores, with the persona rates.
+# 3. Question answering: `bare`, `full_context`, `static_rag`, the Mem0-style `mem0` (persona
+#    set only) and the upper bound `gold_writes` (the gold facts written: it reads the gold, so
+#    it is never "MAGS"), one answer model (the embedded base model), scored as LoCoMo scores,
+#    with the persona rates.
 #
 # Outputs: `results/12_conversations/` (`metrics.json` with every row, `config.json`,
 # `manifest.json`).
@@ -26,7 +27,8 @@ PERSONAS = 6
 LOCOMO_SPLIT = "train"
 LOCOMO_CONVERSATIONS = 5
 LOCOMO_QUESTIONS = 20  # per conversation, a seeded sample (evidence recall uses all)
-AGENTS = ["bare", "full_context", "static_rag", "gold_writes"]
+AGENTS = ["bare", "full_context", "static_rag", "mem0", "gold_writes"]  # on the persona set
+LOCOMO_AGENTS = ["bare", "full_context", "static_rag", "gold_writes"]  # mem0: ~40 min a conversation
 ANSWER_LLM = "embedded"
 EMBEDDER = "embedded"
 K = 5
@@ -47,6 +49,7 @@ seed_everything(0)
 cfg = ConversationStudyConfig(persona_split=PERSONA_SPLIT, personas=PERSONAS,
                               locomo_split=LOCOMO_SPLIT, locomo_conversations=LOCOMO_CONVERSATIONS,
                               locomo_questions=LOCOMO_QUESTIONS, agents=AGENTS,
+                              locomo_agents=LOCOMO_AGENTS,
                               answer_llm=ANSWER_LLM, embedder=EMBEDDER, k=K, smoke=SMOKE)
 
 # %%
