@@ -35,8 +35,9 @@ class ConversationStudyConfig:
         "help": "questions per persona conversation (None: all)"})
     locomo_split: str = field(default="train", metadata={"help": "LoCoMo split studied"})
     locomo_conversations: int = field(default=5, metadata={"help": "LoCoMo conversations"})
-    locomo_questions: int | None = field(default=20, metadata={
-        "help": "questions per LoCoMo conversation for QA (evidence recall uses all)"})
+    locomo_questions: int | None = field(default=8, metadata={
+        "help": "questions per LoCoMo conversation for QA (evidence recall uses all); each "
+                "costs ~10 s over the four agents on 2 cores, full_context most"})
     agents: list[str] = field(default_factory=lambda: ["bare", "full_context", "static_rag",
                                                        "mem0", "gold_writes"], metadata={
         "help": "agents answering on the persona set (gold_writes: the upper bound)"})
