@@ -57,7 +57,7 @@ class ConversationStudyConfig:
         if not self.smoke:
             return self
         return ConversationStudyConfig(
-            persona_split=self.persona_split, personas=2, persona_questions=6,
+            persona_split=self.persona_split, personas=1, persona_questions=6,
             locomo_split=self.locomo_split, locomo_conversations=1, locomo_questions=4,
             agents=self.agents, locomo_agents=self.locomo_agents, answer_llm=self.answer_llm,
             embedder=self.embedder, k=self.k, smoke=True)
