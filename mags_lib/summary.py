@@ -60,6 +60,25 @@ def pipeline_section(root: Path) -> str:
     return _table(["notebook", "mode", "status", "seconds", "finished (UTC)"], rows)
 
 
+def merge_pipeline_rows(body: str, previous: str) -> str:
+    r"""The pipeline table with the previous report's rows for the notebooks this machine's
+    record lacks (a run of one notebook keeps the others' last runs), in notebook order.
+
+    >>> new = "| notebook | mode |\n|---|---|\n| 12_c.ipynb | full |"
+    >>> old = "| notebook | mode |\n|---|---|\n| 01_a.ipynb | full |\n| 12_c.ipynb | SMOKE |"
+    >>> merge_pipeline_rows(new, old).splitlines()[2:]
+    ['| 01_a.ipynb | full |', '| 12_c.ipynb | full |']
+    """
+    def rows(text: str) -> dict[str, str]:
+        return {ln.split("|")[1].strip(): ln for ln in text.splitlines()
+                if ln.startswith("| ") and ".ipynb" in ln.split("|")[1]}
+    mine, kept = rows(body), rows(previous.split(KEPT_MARK, 1)[0] if KEPT_MARK in previous
+                                  else previous)
+    merged = {**kept, **mine}
+    head = [ln for ln in body.splitlines() if not (ln.startswith("| ") and ".ipynb" in ln)]
+    return "\n".join(head[:2] + [merged[k] for k in sorted(merged)] + head[2:])
+
+
 def synth_section(root: Path) -> str:
     m = _load(root / "01_synthesize_dataset" / "metrics.json")
     if not m:
@@ -495,7 +514,8 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
     return True
 
 
-SECTIONS = (("Pipeline runs", pipeline_section), ("Dataset (01)", synth_section),
+PIPELINE_TITLE = "Pipeline runs"
+SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("Training (02, 03)", training_section), ("Ask GRPO over seeds (07)", seeds_section),
             ("Write objectives (08)", objectives_section),
             ("Ask objectives (11)", ask_objectives_section),
@@ -508,6 +528,7 @@ SECTIONS = (("Pipeline runs", pipeline_section), ("Dataset (01)", synth_section)
 
 
 KEPT = "_Kept from the previous report: this run's `results/` lacks it ({why})._"
+KEPT_MARK = "_Kept from the previous report"
 
 
 def _is_missing(body: str) -> bool:
@@ -543,6 +564,8 @@ def render(root: Path = RESULTS_DIR, previous: str | None = None) -> str:
     parts = [head]
     for title, fn in SECTIONS:
         body = fn(root)
+        if title == PIPELINE_TITLE and old.get(title) and not _is_missing(body):
+            body = merge_pipeline_rows(body, old[title])
         if _is_missing(body) and old.get(title) and not _is_missing(old[title]):
             body = KEPT.format(why=body.strip("_").rstrip(".")) + "\n\n" + old[title]
         parts.append(f"## {title}\n\n{body}")

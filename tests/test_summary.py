@@ -322,3 +322,19 @@ def test_a_kept_readme_block_gets_notebook_12s_line_once(tmp_path):
     assert "| `mags` | 0.9 |" in text and text.count("Conversations (notebook 12") == 1
     assert text.index("Conversations (notebook 12") < text.index("Every table")
     assert text.startswith("intro\n") and text.endswith(README_END + "\nend\n")
+
+
+def test_the_pipeline_table_keeps_the_notebooks_this_machine_did_not_run(tmp_path):
+    from mags_lib.summary import render
+
+    root = tmp_path / "results"
+    root.mkdir()
+    (root / "pipeline.json").write_text(json.dumps({"runs": [
+        {"notebook": "12_c.ipynb", "ok": True, "seconds": 5, "smoke": False,
+         "finished": "2026-11-27T23:00:00+00:00"}]}))
+    previous = ("# MAGS results\n\n## Pipeline runs\n\n| notebook | mode | status | seconds | "
+                "finished (UTC) |\n|---|---|---|---|---|\n| 01_a.ipynb | full | ok | 31 | x |\n"
+                "| 12_c.ipynb | SMOKE | ok | 2 | y |\n")
+    table = render(root, previous).split("## Pipeline runs")[1].split("##")[0]
+    assert "| 01_a.ipynb | full | ok | 31 | x |" in table
+    assert "| 12_c.ipynb | full | ok | 5 |" in table and "SMOKE" not in table
