@@ -44,7 +44,7 @@ def main() -> None:
     out["source"], out["split"] = args.source, args.split
     Path(args.out).write_text(json.dumps(out, indent=1))
     for name, s in out["summary"].items():
-        print(name, json.dumps({k: v for k, v in s.items()}, indent=None))
+        print(name, json.dumps(s))
     print(f"{out['seconds']} s")
 
 

@@ -137,4 +137,4 @@ class Mem0Agent(Agent):
                 for h in reversed(hits)]
 
     def memory_size(self) -> int:
-        return sum(1 for _, d in self.memory.to_networkx(valid_only=True).nodes(data=True))
+        return self.memory.to_networkx(valid_only=True).number_of_nodes()
