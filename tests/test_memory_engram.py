@@ -119,6 +119,22 @@ def test_rule_detector_cases():
     assert is_negated("it is not red") and not is_negated("it is not not red")
 
 
+def test_free_text_change_supersedes_with_the_defaults():
+    """Issue 40's example: a change said in free text, with a frame and a denied old value."""
+    d = RuleBasedDetector()
+    old = "In the game, the purple glarb eats carrots on rainy turns."
+    new = "Rule change: the purple glarb now eats only turnips on rainy turns, never carrots."
+    assert d.contradicts(old, new)
+    assert not d.contradicts(old, "The blue zorp never sings on rainy turns.")
+    assert not d.contradicts("Ana lives in Porto.", "Ana never liked Porto's rain, she says.")
+    mem = make_memory()
+    a = mem.observe(old, block="semantic")
+    b = mem.observe(new, block="semantic")
+    assert not mem.is_valid(a) and mem.is_valid(b) and mem.node(a)["superseded_by"] == b
+    assert [h.node_id for h in mem.recall("what does the purple glarb eat on rainy turns", k=3)
+            ][0] == b
+
+
 def test_llm_judge_detector_plugs_in():
     calls = []
 

@@ -13,7 +13,14 @@ subject and slot with another value when
 * their content tokens are the same and only one of them is negated ("the glarb eats carrots"
   / "the glarb never eats carrots"), or
 * they share at least `min_overlap` of the shorter side's content tokens and each side has
-  1..`max_diff` tokens the other lacks ("... eats carrots" / "... eats stones").
+  1..`max_diff` tokens the other lacks ("... eats carrots" / "... eats stones"), or
+* the new one denies a word the old one asserts and asserts `min_overlap` of the old one's
+  other words ("the glarb eats carrots" / "Rule change: the glarb now eats only turnips, never
+  carrots": "carrots" stands after a negation in its clause, so it is denied, not asserted;
+  "Ana never liked Porto's rain" denies "Porto" but does not say that Ana lives anywhere).
+
+Change markers ("now", "anymore", "no longer", "instead", "rule change", "correction", ...) are
+not content: they announce a new value, so they neither count as a difference nor block one.
 
 Failure modes, by design of a bag-of-words rule: a different subject with the same predicate
 ("the purple glarb eats carrots" / "the blue glarb eats carrots") is flagged as a contradiction;
@@ -58,6 +65,11 @@ NEGATIONS = _words("not no never none nothing nobody nowhere neither nor cannot 
 _CONTRACTED = _words("don doesn didn isn aren wasn weren won wouldn can couldn shouldn hasn "
                      "haven hadn mustn ain")
 _NEGATED_CONTRACTION = re.compile(r"\b[a-z]+n't\b|\b[a-z]+n’t\b")
+CHANGE_MARKERS = _words("""
+now anymore longer instead actually correction correct corrected update updated change changed
+changes rule rules new newly currently still
+""")
+_CLAUSE = re.compile(r"[,.;:!?()]|\b(?:but|and|while|whereas)\b")
 
 
 @lru_cache(maxsize=1 << 16)  # pure; a write asks again about its neighbours' texts
@@ -71,6 +83,22 @@ def content_tokens(text: str) -> frozenset[str]:
         if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
             token = token[:-1]
         out.add(token)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=1 << 16)  # pure; a write asks again about its neighbours' texts
+def denied_tokens(text: str) -> frozenset[str]:
+    """Content tokens that stand after a negation in their clause: what `text` denies.
+
+    >>> sorted(denied_tokens("The glarb now eats only turnips, never carrots."))
+    ['carrot']
+    """
+    out: set[str] = set()
+    for clause in _CLAUSE.split(text.lower().replace("n't", " not").replace("n’t", " not")):
+        words = tokenize(clause or "")
+        first = next((i for i, w in enumerate(words) if w in NEGATIONS), None)
+        if first is not None:
+            out |= content_tokens(" ".join(words[first + 1:]))
     return frozenset(out)
 
 
@@ -99,17 +127,23 @@ class RuleBasedDetector:
         self.min_tokens = min_tokens
 
     def contradicts(self, old_text: str, new_text: str) -> bool:
-        old, new = content_tokens(old_text), content_tokens(new_text)
+        old = content_tokens(old_text) - CHANGE_MARKERS
+        new = content_tokens(new_text) - CHANGE_MARKERS
         if min(len(old), len(new)) < self.min_tokens:
             return False
         only_old, only_new = old - new, new - old
         if not only_old and not only_new:
             return is_negated(old_text) != is_negated(new_text)
+        close = len(old & new) >= self.min_overlap * min(len(old), len(new))
+        asserted, denied = old - denied_tokens(old_text), denied_tokens(new_text)
+        if denied & asserted:  # the new fact denies a word the old one asserts: it is the same
+            rest = asserted - denied  # fact if the new one asserts the rest of the old one
+            if rest and len(rest & (new - denied)) >= self.min_overlap * len(rest):
+                return True
         if is_negated(old_text) != is_negated(new_text):
             return False  # negation plus other changes: too different to call
-        shared = len(old & new)
         return (1 <= len(only_old) <= self.max_diff and 1 <= len(only_new) <= self.max_diff
-                and shared >= self.min_overlap * min(len(old), len(new)))
+                and close)
 
 
 class LLMJudgeDetector:
