@@ -16,7 +16,8 @@ MODULES = ["mags_lib.game.phrasing", "mags_lib.game.rule_reader", "mags_lib.agen
            "mags_lib.conversations.locomo",
            "mags_lib.conversations.persona_phrases", "mags_lib.evaluation.qa_metrics",
            "mags_lib.evaluation.evidence_recall", "mags_lib.conversations.types",
-           "mags_lib.agents.open_answer", "mags_lib.agents.mem0"]
+           "mags_lib.agents.open_answer", "mags_lib.agents.mem0",
+           "mags_lib.synth.conversation_rows", "mags_lib.synth.chains"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -64,7 +64,9 @@ def episode_rows_small():
 
 
 TINY = dict(smoke=True, n_train_games=2, episode_length=60, n_expansions=4,
-            max_rows={"ask": 12, "write": 12, "answer": 12}, max_eval_rows=6)
+            max_rows={"ask": 12, "write": 12, "answer": 12}, max_eval_rows=6,
+            sources=["game", "persona"], n_persona_train=2, n_persona_val=1,
+            max_conversation_rows={"ask": 8, "write": 8})
 
 
 @pytest.fixture(scope="module")
@@ -274,13 +276,18 @@ def test_synthesize_writes_valid_disjoint_splits(built):
             rows, report = load_jsonl(out / task / f"{split}.jsonl", task)
             assert rows and report.skipped == 0, (task, split)
             assert len(rows) == result.counts[task][split]
-            seeds[(task, split)] = {r["game_seed"] for r in rows}
+            seeds[(task, split)] = {(r["gold"].get("source", "game"), r["game_seed"])
+                                    for r in rows}
         assert not seeds[(task, "train")] & seeds[(task, "val")]
         assert not seeds[(task, "train")] & seeds[(task, "test")]
         assert not seeds[(task, "val")] & seeds[(task, "test")]
-        assert seeds[(task, "val")] <= set(cfg.resolved().split_seeds()["val"])
+        games = {s for src, s in seeds[(task, "val")] if src == "game"}
+        assert games <= set(cfg.resolved().split_seeds()["val"])
+        if task != "answer":  # one model for every task: the persona rows are in
+            assert {src for src, _ in seeds[(task, "train")]} == {"game", "persona"}
+            assert {src for src, _ in seeds[(task, "test")]} == {"game"}
     origins = {r["gold"]["origin"] for r in result.rows["ask"]["train"]}
-    assert origins == {"chain", "expanded", "seed"}
+    assert origins == {"chain", "expanded", "seed", "conversation"}
     assert result.expansion.kept > 0
     assert json.dumps(result.metrics())
 

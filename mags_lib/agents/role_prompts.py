@@ -2,7 +2,8 @@
 
 Dataset synthesis (`mags_lib.synth`) draws one of several phrasings per row (`ask_prompt`,
 `write_prompt` with a seeded `random.Random`), so a trained model does not hang on one wording.
-The closed-loop agent (`agents/loop.py`) always uses the first phrasing (`play_ask_messages`,
+The words name no task (a game's rules and a person's facts are both "facts"), since one set of
+models serves every task. The closed-loop agent (`agents/loop.py`) always uses the first phrasing (`play_ask_messages`,
 `play_write_messages`): deterministic, and one the models saw in training.
 
 `mags_prompted` runs the untrained base model; it gets the same messages with a few worked
@@ -24,8 +25,8 @@ ASK_SYSTEM = (
     "one to three lines, each `query: TEXT` or `connect: A -> B`.",
     "Before you answer, search your memory. Write a <recall> block with 1-3 `query:` lines "
     "(or `connect: A -> B`) and nothing else.",
-    "You are the recall module of a game agent. Emit a <recall> block whose queries would find "
-    "the rule needed for this turn.",
+    "You are the recall module of an agent with a long-term memory. Emit a <recall> block whose "
+    "queries would find what this turn needs.",
     "Find the memory this turn needs. Answer only with <recall>, one action per line "
     "(`query: ...` or `connect: ... -> ...`), then </recall>.",
 )
@@ -34,16 +35,16 @@ ASK_USER = (
     "Observation: {obs}",
     "Turn {turn}. {obs}\nWhat do you need to recall?",
     "Question: {obs}\nSearch memory first.",
-    "{obs}\nLook up the relevant rule.",
+    "{obs}\nLook up what this needs.",
     "Current turn:\n{obs}",
 )
 WRITE_SYSTEM = (
-    "You keep the long-term memory of a game agent. Reply with one <engram> block: "
-    "`add semantic CONF: FACT` for a rule you do not hold yet, `update semantic CONF: FACT` for "
-    "a new version of a rule you hold, or an empty block when there is nothing new to store.",
-    "Decide what to store. Write <engram> ... </engram>: add a new rule, update a rule whose "
-    "item changed, and leave the block empty for repeats and irrelevant facts.",
-    "You are the memory writer. New feeding rules are added, changed rules are updated (the "
+    "You keep the long-term memory of an agent. Reply with one <engram> block: "
+    "`add semantic CONF: FACT` for a fact you do not hold yet, `update semantic CONF: FACT` for "
+    "a new version of a fact you hold, or an empty block when there is nothing new to store.",
+    "Decide what to store. Write <engram> ... </engram>: add a new fact or rule, update one whose "
+    "value changed, and leave the block empty for repeats and small talk.",
+    "You are the memory writer. New facts and rules are added, changed ones are updated (the "
     "old version is superseded), anything else is not stored. Answer with one <engram> block.",
     "Store only what is new. Reply with an <engram> block of `add` / `update` lines "
     "(`add semantic 0.90: ...`), or <engram></engram> with nothing inside if nothing is new.",

@@ -235,14 +235,16 @@ def _questions(w: _Writer, rng: random.Random, cfg: PersonaConfig, facts: list[_
         def ask(slot: str, v: str = "", f: _Fact = f) -> str:
             return w.pick(getattr(w.form(f), slot)).format(v=v, name=f.person)
         qa.append(QA(ask("ask_current"), f.values[-1], (f.turns[-1],), 4, kind="current",
-                     stale=tuple(dict.fromkeys(f.stale))))
+                     stale=tuple(dict.fromkeys(f.stale)), asker=w.user))
         if len(f.values) > 1:
-            qa.append(QA(ask("ask_earlier"), f.values[-2], (f.turns[-2],), 4, kind="earlier"))
+            qa.append(QA(ask("ask_earlier"), f.values[-2], (f.turns[-2],), 4, kind="earlier",
+                         asker=w.user))
         if f.changed_on and f.change_turn == f.turns[-1]:
             qa.append(QA(ask("ask_when", f.values[-1]), f.changed_on, (f.change_turn,), 2,
-                         kind="when"))
+                         kind="when", asker=w.user))
     for attr in rng.sample(unsaid, min(cfg.unknown_questions, len(unsaid))):
-        qa.append(QA(w.pick(attr.self_form.ask_current), None, (), 5, kind="unknown"))
+        qa.append(QA(w.pick(attr.self_form.ask_current), None, (), 5, kind="unknown",
+                     asker=w.user))
     return qa
 
 

@@ -38,6 +38,15 @@ class QA:
     adversarial_answer: str | None = None
     kind: str | None = None
     stale: tuple[str, ...] = ()
+    asker: str | None = None  # who asks, where the question says "I" / "my" (persona)
+
+    def asked(self) -> str:
+        """The question as an agent reads it: with its asker, so "my car" names someone.
+
+        >>> QA("What car do I drive now?", "a Kia", (), 4, asker="Hugo").asked()
+        'Hugo: What car do I drive now?'
+        """
+        return f"{self.asker}: {self.question}" if self.asker else self.question
 
 
 @dataclass(frozen=True)

@@ -140,8 +140,8 @@ def answer_rows(conv: Conversation, name: str, memory: Any, llm: Any,
         qa = conv.qa[i]
         t0 = time.perf_counter()
         lines = [line["text"] for line in
-                 memory.memory_lines(Observation(qa.question, turn=n_turns, kind="question"))]
-        prediction, record = answer_open(llm, lines, qa.question, max_tokens=cfg.max_tokens,
+                 memory.memory_lines(Observation(qa.asked(), turn=n_turns, kind="question"))]
+        prediction, record = answer_open(llm, lines, qa.asked(), max_tokens=cfg.max_tokens,
                                          seed=cfg.seed)
         rows.append({"agent": name, "conversation": conv.sample_id, "question": i,
                      "category": qa.category, "kind": qa.kind, "text": qa.question,

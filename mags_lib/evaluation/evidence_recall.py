@@ -80,7 +80,7 @@ def conversation_rows(conv: Conversation, *, retriever: str = "memory",
     for i, qa in enumerate(conv.qa):
         if not qa.evidence:
             continue
-        hits = ranked(qa.question, max(ks))
+        hits = ranked(qa.asked(), max(ks))
         row = {"conversation": conv.sample_id, "question": i, "category": qa.category,
                "evidence": list(qa.evidence), "top": [s for h in hits for s in h][:max(ks)]}
         for k in ks:

@@ -11,6 +11,8 @@ Steps, per split (games disjoint by seed, see `SynthConfig.split_seeds`):
    val / test rows also when they near-duplicate a train row (no leak through templates);
 3. write rows: "nothing to store" capped at `max_none_share`; then at most `max_rows` (train)
    or `max_eval_rows` rows, each checked to score 1.0 on its own reward (`verify_rows`);
+   then the conversations' rows (`conversation_rows`, by `SynthConfig.sources`), capped and
+   checked the same way (`max_conversation_rows`), merged in;
 4. train only: LLM expansion of the kept rows (`expand.expand_task`), merged in by
    `merge_expanded` (a light paraphrase replaces its own base row, a near-duplicate of any
    other row is dropped), and the hand-written seed rows; then every split is written to
@@ -165,13 +167,36 @@ def _split_rows(cfg: SynthConfig) -> tuple[dict[str, dict[str, list[dict]]], dic
         for i, seed in progress(list(enumerate(seeds)), f"{split} episodes"):
             rows, why = episode_rows(generate_episode(game_config(cfg, seed, i)), cfg)
             for task in TASKS:
-                out[task][split] += rows[task]
+                if "game" in cfg.sources or task == "answer":
+                    out[task][split] += rows[task]
             for reason, n in why.items():
                 task, _, reason = reason.partition(":")
                 skips[task][reason] += n
         for task in TASKS:
             random.Random(f"shuffle:{cfg.seed}:{task}:{split}").shuffle(out[task][split])
     return out, skips
+
+
+def _add_conversation_rows(cfg: SynthConfig, final: dict, why: dict[str, Counter]) -> None:
+    """The conversations' ask and write rows (`conversation_rows`), capped and checked as game
+    rows are (their skips counted as 'conversation:REASON'), merged into `final` and shuffled."""
+    if not set(cfg.sources) - {"game"}:
+        return
+    from mags_lib.synth.conversation_rows import conversation_rows
+
+    rows, skips = conversation_rows(cfg)
+    for task, by_split in rows.items():
+        local = Counter(skips[task])
+        for split in SPLITS:
+            cap = cfg.max_conversation_rows.get(task, 0) if split == "train" \
+                else cfg.max_eval_rows
+            pool = by_split[split]
+            if task == "write":
+                pool = _cap_none(pool, cfg.max_none_share, local, cap)
+            final[task][split] = final[task][split] + _select(pool, task, cap, cfg, local)
+            random.Random(f"merge:{cfg.seed}:{task}:{split}").shuffle(final[task][split])
+        for reason, n in local.items():
+            why[task][f"conversation:{reason}"] += n
 
 
 def _expand(cfg: SynthConfig, rows: dict[str, list[dict]], seeds: dict[str, list[dict]],
@@ -230,7 +255,12 @@ def synthesize(cfg: SynthConfig | None = None, *, llm: Any = None,
             if split == "train":
                 train_vecs = _vectors(final[task]["train"], embedder)
     seconds["select"] = time.perf_counter() - t0 - seconds["chains"]
-    expanded, expansion = _expand(cfg, {t: final[t]["train"] for t in TASKS}, seeds, llm)
+    t1 = time.perf_counter()
+    _add_conversation_rows(cfg, final, why)
+    seconds["conversations"] = time.perf_counter() - t1
+    expanded, expansion = _expand(cfg, {t: [r for r in final[t]["train"]  # the game's rows:
+                                            if r["gold"].get("origin") == "chain"]  # its checks
+                                        for t in TASKS}, seeds, llm)
     seconds["expand"] = expansion.seconds
     groups: dict[str, dict[str, list[dict]]] = {t: {"chain": list(final[t]["train"])}
                                                 for t in TASKS}

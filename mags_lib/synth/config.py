@@ -19,6 +19,7 @@ from mags_lib.errors import MagsError
 SPLITS: tuple[str, ...] = ("train", "val", "test")
 EXPANDABLE: tuple[str, ...] = ("ask", "write", "answer")
 MODES: tuple[str, ...] = ("completion", "observation")
+SOURCES: tuple[str, ...] = ("game", "persona", "locomo")
 
 
 @dataclass
@@ -44,6 +45,29 @@ class SynthConfig:
         "help": "a rule changes or is added every this many turns (more updates to learn)"})
     silent_fraction: float = field(default=0.0, metadata={
         "help": "share of unannounced rule changes; decisions they make unanswerable are skipped"})
+    # ----- tasks -----------------------------------------------------------------------
+    sources: list[str] = field(default_factory=lambda: ["game", "persona", "locomo"], metadata={
+        "help": "what the rows come from: 'game' (the senseless game's episodes), 'persona' (a "
+                "person's changing facts, conversations/persona.py) and 'locomo' (LoCoMo's "
+                "training conversations; skipped and counted where the file is absent); one "
+                "set of models for every task trains on all three, the transfer matrix on one "
+                "side at a time"})
+    n_persona_train: int = field(default=80, metadata={
+        "help": "persona conversations (training seeds and phrasings) whose turns and questions "
+                "give train rows"})
+    n_persona_val: int = field(default=6, metadata={
+        "help": "persona conversations (development seeds and phrasings) for val rows; the "
+                "persona test set never enters a dataset"})
+    locomo_val: list[str] = field(default_factory=lambda: ["conv-43"], metadata={
+        "help": "LoCoMo training-split conversations whose rows form val (the others: train); "
+                "the test conversations never enter a dataset"})
+    assistant_turn_share: float = field(default=0.1, metadata={
+        "help": "persona write rows: share of the assistant's replies ('Thanks, noted.') kept "
+                "as nothing-to-store rows"})
+    max_conversation_rows: dict[str, int] = field(
+        default_factory=lambda: {"ask": 700, "write": 1000}, metadata={
+            "help": "training rows per task from conversations at most, on top of max_rows "
+                    "(val: max_eval_rows)"})
     # ----- rows ------------------------------------------------------------------------
     n_distractor_facts: int = field(default=24, metadata={
         "help": "ask rows: facts besides the gold one: every other rule known so far, topped up "
@@ -164,6 +188,14 @@ class SynthConfig:
             raise MagsError(f"SynthConfig: write_context_nearest = {self.write_context_nearest}, "
                             f"write_context = {self.write_context}",
                             "write_context_nearest is a share in [0, 1], write_context >= 0")
+        unknown = [x for x in self.sources if x not in SOURCES]
+        if unknown or not self.sources:
+            raise MagsError(f"SynthConfig.sources = {self.sources}",
+                            f"name one or more of {SOURCES}")
+        if not 0.0 <= self.assistant_turn_share <= 1.0 or min(self.n_persona_train,
+                                                               self.n_persona_val) < 0:
+            raise MagsError("SynthConfig: assistant_turn_share is a share in [0, 1] and the "
+                            "persona counts are >= 0", "fix the values given")
         if min(self.n_train_games, self.n_val_games, self.n_test_games) < 1:
             raise MagsError("SynthConfig: every split needs at least one game",
                             "set n_train_games, n_val_games, n_test_games >= 1")
@@ -176,6 +208,10 @@ class SynthConfig:
                        n_val_games=min(self.n_val_games, 1), n_test_games=min(self.n_test_games, 1),
                        episode_length=min(self.episode_length, 80),
                        max_rows={t: min(n, 60) for t, n in self.max_rows.items()},
+                       n_persona_train=min(self.n_persona_train, 3),
+                       n_persona_val=min(self.n_persona_val, 1),
+                       max_conversation_rows={t: min(n, 40) for t, n in
+                                              self.max_conversation_rows.items()},
                        max_eval_rows=min(self.max_eval_rows, 20),
                        n_expansions=min(self.n_expansions, 1))
 

@@ -125,6 +125,19 @@ def score(texts: list[str], rows: list[dict], task: str,
         out.update(op_accuracy=ops["accuracy"], op_balanced=ops["balanced"],
                    op_confusion=ops["confusion"], op_dropped=ops["dropped"],
                    fact_exact=exact["exact"], n_facts=exact["n"])
+    sources = [(r.get("gold") or {}).get("source") or "game" for r in rows]
+    if len(set(sources)) > 1:  # one model, several tasks: each judged on its own rows too
+        out["by_source"] = {}
+        for src in sorted(set(sources)):
+            idx = [i for i, x in enumerate(sources) if x == src]
+            sub = [float(task_scores[i] == 1.0) if task == "ask" else task_scores[i]
+                   for i in idx if task_scores[i] is not None]
+            part: dict[str, Any] = {"n": len(idx), "accuracy": mean(sub) if sub else None}
+            if task == "write":
+                ops = op_confusion([texts[i] for i in idx], [rows[i]["gold"] for i in idx])
+                part.update(op_accuracy=ops["accuracy"], op_confusion=ops["confusion"],
+                            op_dropped=ops["dropped"])
+            out["by_source"][src] = part
     if task == "ask":
         # per-row hits kept for a paired comparison of two stages on the same rows (`compare`)
         out.update(ask_hit_rates(texts, rows, params.get(reward.__name__, {}), keep_rows=True))

@@ -1,0 +1,209 @@
+"""Training rows from conversations: what a person's facts and LoCoMo's observations teach the
+write and ask models, in the game's row format, so that one set of models learns every task.
+
+    from mags_lib.synth.conversation_rows import conversation_rows
+    rows, skips = conversation_rows(cfg)          # rows["write"]["train"], skips["write"]
+    write_rows(conv, random.Random(0), cfg, source="persona", seed=3)
+
+Write rows: one per turn, as the loop shows it to the write model (the dated turn,
+`turn_text(dated=True)`, and up to `write_context` stored facts, the nearest first, the fact it
+replaces always among them). Gold: the conversation's gold writes of that turn (`add`, or
+`update` for a fact that replaces one the memory holds); a turn with none (chit-chat, a
+repeat, the assistant's reply) is "nothing to store". A LoCoMo observation citing several turns
+is written at the last of them (the fact is whole once its last turn is read).
+
+Ask rows: one per question with evidence (not 'unknown', not category 5): the question as the
+agent reads it (`QA.asked`, with its asker), the memory holding the conversation's gold facts
+(every version, so a changed fact's old value stands beside the new), the gold fact(s) those of
+the evidence turns. The target query is the question's own content words with "I" / "my"
+resolved to the asker: a query the model can write from the question alone. Rows whose query
+misses the gold in the top `recall_k` are dropped by the synthesis's check, as game rows are.
+
+Splits (never a test conversation, persona or phrasing): persona training seeds and phrasings
+for train, development seeds and phrasings for val; LoCoMo's training conversations, minus
+`SynthConfig.locomo_val`, for train, those for val. Where LoCoMo is absent its rows are skipped
+and counted (`locomo_missing`), and everything else runs.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter, defaultdict
+from typing import Any
+
+from mags_lib.actions import EngramAdd, EngramUpdate, RecallQuery, format_actions
+from mags_lib.conversations.types import Conversation, turn_text
+from mags_lib.synth import surface
+from mags_lib.synth.chains import NOTHING_TO_STORE, nearest_facts
+
+_WH = frozenset("what which where when who whom whose how why do does did is are was were am "
+                "has have had the a an of to ever".split())
+_ME = {"i": "{a}", "me": "{a}", "my": "{a}'s", "mine": "{a}'s", "i'm": "{a} is",
+       "myself": "{a}"}
+
+
+def question_query(question: str, asker: str | None) -> str:
+    """The question's content words, "I" / "my" resolved to the asker, within the grammar.
+
+    >>> question_query("What car do I drive now?", "Hugo")
+    'car Hugo drive now'
+    >>> question_query("When did Caroline go to the LGBTQ support group?", None)
+    'Caroline go LGBTQ support group'
+    """
+    words = []
+    for w in re.findall(r"[A-Za-z0-9'’]+", question):
+        low = w.lower().replace("’", "'")
+        if asker and low in _ME:
+            words.append(_ME[low].format(a=asker))
+        elif low not in _WH:
+            words.append(w)
+    text = " ".join(words)
+    while len(text) > surface.MAX_TEXT:
+        text = text.rsplit(" ", 1)[0]
+    return text or question[:surface.MAX_TEXT].strip()
+
+
+def _fact_turns(conv: Conversation) -> dict[str, list[Any]]:
+    """Gold writes by the turn at which each is complete (its last evidence turn)."""
+    order = {t.dia_id: i for i, t in enumerate(conv.turns())}
+    out: dict[str, list[Any]] = defaultdict(list)
+    for o in conv.observations:
+        known = [e for e in o.evidence if e in order]
+        if known:
+            out[max(known, key=order.__getitem__)].append(o)
+    return out
+
+
+def _row(task: str, prompt: list[dict], completion: str, gold: dict, seed: int) -> dict:
+    return {"prompt": prompt, "completion": [{"role": "assistant", "content": completion}],
+            "task": task, "gold": {**gold, "origin": "conversation"}, "game_seed": seed}
+
+
+def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, seed: int,
+               skips: Counter | None = None) -> list[dict]:
+    """One write row per turn of `conv` (the assistant's turns at `cfg.assistant_turn_share`)."""
+    skips = skips if skips is not None else Counter()
+    by_turn, known, rows = _fact_turns(conv), [], []
+    user = conv.speakers[0]
+    for i, turn in enumerate(conv.turns()):
+        facts = by_turn.get(turn.dia_id, [])
+        obs = turn_text(turn, dated=True)
+        own = [o.replaces for o in facts if o.replaces in known]
+        pool = [f for f in known if f not in own]
+        keep = bool(facts) or source != "persona" or turn.speaker == user \
+            or rng.random() < cfg.assistant_turn_share
+        if rng.random() < cfg.write_context_nearest:
+            memory = own + nearest_facts(obs, pool, max(0, cfg.write_context - len(own)), rng)
+        else:
+            memory = own + rng.sample(pool, min(rng.randint(0, cfg.write_context), len(pool)))
+        rng.shuffle(memory)
+        ops, actions = [], []
+        for o in facts:
+            op = "update" if o.replaces in known else "add"
+            ops.append({"op": op, "text": o.text, "block": "semantic"})
+            actions.append((EngramUpdate if op == "update" else EngramAdd)("semantic", o.text, 0.9))
+        for o in facts:  # the memory after this turn, as a perfect writer leaves it
+            if o.replaces in known:
+                known.remove(o.replaces)
+            if o.text not in known:
+                known.append(o.text)
+        if not keep:
+            skips["assistant_turn"] += 1
+            continue
+        if any(not surface.fits_grammar(o["text"]) for o in ops) or len(ops) > surface.MAX_LINES:
+            skips["over_grammar_limits"] += 1
+            continue
+        gold = {"ops": ops, "op": ops[0]["op"] if ops else "none", "observation": obs,
+                "kind": "fact" if ops else "no_fact", "memory_shown": memory, "source": source,
+                "conversation": conv.sample_id, "turn": i}
+        completion = format_actions(actions) if actions else NOTHING_TO_STORE
+        rows.append(_row("write", surface.write_prompt(obs, memory, rng), completion, gold, seed))
+    return rows
+
+
+def ask_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, seed: int,
+             skips: Counter | None = None) -> list[dict]:
+    """One ask row per question of `conv` that has evidence and an answer."""
+    skips = skips if skips is not None else Counter()
+    by_turn = _fact_turns(conv)
+    every = list(dict.fromkeys(o.text for o in conv.observations))
+    rows = []
+    for i, qa in enumerate(conv.qa):
+        if qa.answer is None or qa.category == 5 or not qa.evidence:
+            skips["no_evidence"] += 1
+            continue
+        gold = list(dict.fromkeys(o.text for e in qa.evidence for o in by_turn.get(e, [])))
+        if not gold:
+            skips["no_gold_fact"] += 1
+            continue
+        others = [f for f in every if f not in gold]
+        facts = gold + rng.sample(others, min(len(others), cfg.n_distractor_facts))
+        rng.shuffle(facts)
+        query = question_query(qa.question, qa.asker)
+        asked = qa.asked()
+        completion = format_actions([RecallQuery(query)])
+        row_gold = {"memory_facts": [{"text": f, "block": "semantic"} for f in facts],
+                    "gold_node_text": gold[0], "gold_texts": gold, "observation": asked,
+                    "source": source, "conversation": conv.sample_id, "question": i,
+                    "kind": qa.kind, "category": qa.category}
+        rows.append(_row("ask", surface.ask_prompt(asked, 0, rng), completion, row_gold, seed))
+    return rows
+
+
+def _persona(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[dict]]:
+    from mags_lib.conversations.persona import persona_set
+
+    n = cfg.n_persona_train if split == "train" else cfg.n_persona_val
+    out: dict[str, list[dict]] = {"ask": [], "write": []}
+    if n <= 0:
+        return out
+    for conv in persona_set("train" if split == "train" else "dev", n):
+        seed = int(conv.sample_id.rsplit("-", 1)[-1])
+        rng = random.Random(f"conversation:{cfg.seed}:{conv.sample_id}")
+        out["write"] += write_rows(conv, rng, cfg, source="persona", seed=seed,
+                                   skips=skips["write"])
+        out["ask"] += ask_rows(conv, rng, cfg, source="persona", seed=seed, skips=skips["ask"])
+    return out
+
+
+def _locomo(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[dict]]:
+    from mags_lib.conversations.locomo import SPLITS, load_locomo, locomo_path
+
+    out: dict[str, list[dict]] = {"ask": [], "write": []}
+    ids = [c for c in SPLITS["train"] if (c in cfg.locomo_val) == (split == "val")]
+    if not ids:
+        return out
+    path = locomo_path()
+    if path is None:
+        for task in out:
+            skips[task]["locomo_missing"] += 1
+        return out
+    for conv in load_locomo(path, ids=ids):
+        seed = int(conv.sample_id.rsplit("-", 1)[-1])
+        rng = random.Random(f"conversation:{cfg.seed}:{conv.sample_id}")
+        out["write"] += write_rows(conv, rng, cfg, source="locomo", seed=seed,
+                                   skips=skips["write"])
+        out["ask"] += ask_rows(conv, rng, cfg, source="locomo", seed=seed, skips=skips["ask"])
+    return out
+
+
+def conversation_rows(cfg: Any) -> tuple[dict[str, dict[str, list[dict]]],
+                                          dict[str, Counter]]:
+    """Ask and write rows of `cfg.sources`' conversations by split (train, val; test stays
+    empty: test conversations never enter a dataset), shuffled, and why turns gave none."""
+    rows = {t: {"train": [], "val": [], "test": []} for t in ("ask", "write")}
+    skips = {t: Counter() for t in ("ask", "write")}
+    makers = {"persona": _persona, "locomo": _locomo}
+    for source in cfg.sources:
+        if source not in makers:
+            continue
+        for split in ("train", "val"):
+            got = makers[source](cfg, split, skips)
+            for task in rows:
+                rows[task][split] += got[task]
+    for task in rows:
+        for split in rows[task]:
+            random.Random(f"shuffle:{cfg.seed}:conversation:{task}:{split}").shuffle(
+                rows[task][split])
+    return rows, skips

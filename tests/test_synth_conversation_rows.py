@@ -1,0 +1,106 @@
+"""Conversation rows for the write and ask models: their gold, their split, LoCoMo's absence."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from mags_lib.conversations import locomo
+from mags_lib.conversations.persona import SEEDS, make_persona
+from mags_lib.synth import SynthConfig
+from mags_lib.synth.build import verify_rows
+from mags_lib.synth.conversation_rows import (
+    ask_rows,
+    conversation_rows,
+    question_query,
+    write_rows,
+)
+from mags_lib.tasks.data import row_problem
+
+CFG = SynthConfig(n_persona_train=3, n_persona_val=1, sources=["persona"])
+
+
+def test_write_rows_follow_the_gold_writes_and_show_what_they_replace():
+    conv = make_persona(5, "train")
+    rows = write_rows(conv, random.Random(0), CFG, source="persona", seed=5)
+    assert all(row_problem(r, "write") is None for r in rows)
+    assert all(verify_rows(rows, "write"))
+    ops = Counter(r["gold"]["op"] for r in rows)
+    gold = Counter(o.op for o in conv.observations)
+    assert ops["add"] == gold["add"] and ops["update"] == gold["update"] and ops["none"] > 0
+    for r in rows:
+        if r["gold"]["op"] == "update":
+            replaced = next(o.replaces for o in conv.observations
+                            if o.text == r["gold"]["ops"][0]["text"])
+            assert replaced in r["gold"]["memory_shown"]  # decidable from the prompt
+            assert replaced in r["prompt"][-1]["content"]
+            assert "update semantic" in r["completion"][0]["content"]
+        assert r["gold"]["observation"] in r["prompt"][-1]["content"]
+    # the assistant's replies are mostly left out; the user's chit-chat is kept as 'none'
+    speakers = Counter(r["gold"]["observation"].split("] ")[1].split(":")[0] for r in rows)
+    assert speakers[conv.speakers[0]] > 3 * speakers["Assistant"]
+
+
+def test_ask_rows_name_the_asker_and_find_the_gold():
+    conv = make_persona(5, "train")
+    rows = ask_rows(conv, random.Random(0), CFG, source="persona", seed=5)
+    assert rows and all(row_problem(r, "ask") is None for r in rows)
+    assert all(r["gold"]["observation"].startswith(conv.speakers[0] + ": ") for r in rows)
+    assert {r["gold"]["kind"] for r in rows} <= {"current", "earlier", "when"}
+    assert sum(verify_rows(rows, "ask", 3)) >= 0.7 * len(rows)
+    assert question_query("Where do I live now?", "Ana") == "Ana live now"
+    assert "my" not in question_query("What is my favourite food?", "Ana").split()
+
+
+def test_splits_keep_test_personas_and_test_conversations_out(tmp_path, monkeypatch):
+    monkeypatch.delenv(locomo.ENV_VAR, raising=False)
+    monkeypatch.setattr(locomo, "locomo_path", lambda explicit=None: None)  # nowhere
+    rows, skips = conversation_rows(SynthConfig(n_persona_train=3, n_persona_val=1,
+                                                sources=["persona", "locomo"]))
+    assert skips["write"]["locomo_missing"] == 2  # absent (train, val): counted, no failure
+    for task in ("ask", "write"):
+        assert not rows[task]["test"]
+        train = {r["gold"]["conversation"] for r in rows[task]["train"]}
+        val = {r["gold"]["conversation"] for r in rows[task]["val"]}
+        assert all(c.startswith("persona-train-") for c in train)
+        assert all(c.startswith("persona-dev-") for c in val)
+        assert all(r["game_seed"] in SEEDS["train"] for r in rows[task]["train"])
+
+
+def _locomo_doc(sample_id: str) -> dict:
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": "Ana", "speaker_b": "Bo",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": "Ana", "dia_id": "D1:1", "text": "I moved to Lisbon."},
+                          {"speaker": "Bo", "dia_id": "D1:2", "text": "Nice!"},
+                          {"speaker": "Ana", "dia_id": "D1:3", "text": "And I got a cat."}]},
+        "qa": [{"question": "Where does Ana live?", "answer": "Lisbon", "evidence": ["D1:1"],
+                "category": 4}],
+        "observation": {"session_1_observation": {"Ana": [["Ana moved to Lisbon.", "D1:1"],
+                                                          ["Ana has a cat.", "D1:3"]]}},
+    }
+
+
+def test_locomo_rows_come_from_the_training_conversations_only(tmp_path, monkeypatch):
+    ids = locomo.SPLITS["train"] + locomo.SPLITS["test"]
+    path = tmp_path / "locomo10.json"
+    path.write_text(json.dumps([_locomo_doc(i) for i in ids]))
+    monkeypatch.setenv(locomo.ENV_VAR, str(path))
+    rows, _ = conversation_rows(SynthConfig(sources=["locomo"], locomo_val=["conv-43"]))
+    train = {r["gold"]["conversation"] for r in rows["write"]["train"]}
+    val = {r["gold"]["conversation"] for r in rows["write"]["val"]}
+    assert train == set(locomo.SPLITS["train"]) - {"conv-43"} and val == {"conv-43"}
+    assert not rows["write"]["test"] and not rows["ask"]["test"]
+    one = [r for r in rows["write"]["train"] if r["gold"]["conversation"] == "conv-26"]
+    assert [r["gold"]["op"] for r in one] == ["add", "none", "add"]
+    assert rows["ask"]["train"][0]["gold"]["gold_node_text"] == "Ana moved to Lisbon."
+
+
+def test_sources_are_checked():
+    with pytest.raises(Exception, match="sources"):
+        SynthConfig(sources=["dance"])
