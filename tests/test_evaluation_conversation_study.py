@@ -44,3 +44,13 @@ def test_markdown_labels_the_upper_bound_and_a_missing_locomo():
                            "locomo": {"missing": "LoCoMo is not on this machine"}})
     assert "gold_writes (upper bound)" in text and "0.100 (0.05–0.20)" in text
     assert "**locomo**: LoCoMo is not on this machine" in text and "| gold_facts | 0.900" in text
+
+
+def test_mags_without_trained_models_is_left_out_with_the_reason(tmp_path, monkeypatch):
+    from mags_lib.evaluation import conversation_study as cs
+
+    monkeypatch.setattr("mags_lib.evaluation.answer_model.find_gguf", lambda *a, **k: None)
+    roles, why = cs.role_models({"ask": "auto", "write": "auto"})
+    assert roles == {} and "no trained ask model" in why and "notebooks 02-04" in why
+    text = study_markdown({"left_out": {"agents": ["mags"], "why": why}})
+    assert "Left out: mags (no trained ask model" in text

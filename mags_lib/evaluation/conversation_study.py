@@ -50,6 +50,11 @@ class ConversationStudyConfig:
     embedder: str = field(default="embedded", metadata={
         "help": "'embedded' (all-MiniLM-L6-v2) or 'hashing' (a fast fake)"})
     k: int = field(default=5, metadata={"help": "memory lines per question"})
+    models: dict[str, str] = field(default_factory=lambda: {"ask": "auto", "write": "auto"},
+                                   metadata={
+        "help": "the ask and write models of 'mags' ('auto': notebook 04's GGUFs of the selected "
+                "stages; a .gguf path). Where they are missing, 'mags' is left out and the "
+                "result says why"})
     smoke: bool = field(default=False, metadata={"help": "shrink every size"})
 
     def resolved(self) -> ConversationStudyConfig:
@@ -59,8 +64,27 @@ class ConversationStudyConfig:
         return ConversationStudyConfig(
             persona_split=self.persona_split, personas=1, persona_questions=6,
             locomo_split=self.locomo_split, locomo_conversations=1, locomo_questions=4,
-            agents=self.agents, locomo_agents=self.locomo_agents, answer_llm=self.answer_llm,
-            embedder=self.embedder, k=self.k, smoke=True)
+            agents=self.agents,  # LoCoMo: no agent that calls a model on each of ~600 turns
+            locomo_agents=[a for a in self.locomo_agents if a not in ("mags", "mem0")],
+            answer_llm=self.answer_llm,
+            embedder=self.embedder, k=self.k, models=dict(self.models), smoke=True)
+
+
+def role_models(models: dict[str, str]) -> tuple[dict[str, Any], str | None]:
+    """The loaded ask and write models of `mags` ({} and the reason when one is missing)."""
+    from mags_lib.checkpoints import final_model_name
+    from mags_lib.evaluation.answer_model import find_gguf
+    from mags_lib.llm import LLMConfig, load_llm
+
+    roles = {}
+    for role in ("ask", "write"):
+        spec = models.get(role, "auto")
+        path = find_gguf(final_model_name(role)) if spec == "auto" else spec
+        if path is None:
+            return {}, (f"no trained {role} model (models/gguf/{role}-*.gguf): run notebooks "
+                        "02-04 (make reproduce) or name a .gguf in models")
+        roles[role] = load_llm(LLMConfig(model=str(path), n_ctx=1024))
+    return roles, None
 
 
 def _embedder(kind: str) -> Any:
@@ -123,22 +147,33 @@ def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
     embedder = _embedder(run.embedder)
     llm = load_llm(model=run.answer_llm)
     personas = persona_set(run.persona_split, run.personas)
-    qa_cfg = ConversationEvalConfig(agents=list(run.agents), k=run.k,
+    roles, why = ({}, None)
+    if any(a.startswith("mags") and a != "mags_prompted"
+           for a in (*run.agents, *run.locomo_agents)):
+        roles, why = role_models(run.models)
+    agents = [a for a in run.agents if roles or not a.startswith("mags") or a == "mags_prompted"]
+    locomo_agents = [a for a in run.locomo_agents
+                     if roles or not a.startswith("mags") or a == "mags_prompted"]
+    qa_cfg = ConversationEvalConfig(agents=agents, k=run.k,
                                     max_questions=run.persona_questions)
     result: dict[str, Any] = {"config": asdict(run), "persona": {
         "split": run.persona_split, "conversations": len(personas),
         "evidence": evidence_summary(personas, embedder),
         "supersession": supersession_summary(personas, embedder),
-        "qa": run_conversation_eval(personas, llm, qa_cfg, embedder=embedder)}}
+        "qa": run_conversation_eval(personas, llm, qa_cfg, embedder=embedder, roles=roles)}}
+    if why:
+        result["left_out"] = {"agents": sorted(set(run.agents + run.locomo_agents)
+                                               - set(agents + locomo_agents)), "why": why}
     if locomo_path() is None:
         result["locomo"] = {"missing": missing_message()}
     else:
         convs = load_locomo(ids=SPLITS[run.locomo_split][:run.locomo_conversations])
-        qa_cfg = ConversationEvalConfig(agents=list(run.locomo_agents), k=run.k,
+        qa_cfg = ConversationEvalConfig(agents=locomo_agents, k=run.k,
                                         max_questions=run.locomo_questions)
         result["locomo"] = {"split": run.locomo_split, "conversations": len(convs),
                             "evidence": evidence_summary(convs, embedder),
-                            "qa": run_conversation_eval(convs, llm, qa_cfg, embedder=embedder)}
+                            "qa": run_conversation_eval(convs, llm, qa_cfg, embedder=embedder,
+                                                        roles=roles)}
     result["seconds"] = round(time.perf_counter() - t0, 1)
     return result
 
@@ -157,7 +192,9 @@ def study_markdown(result: dict[str, Any]) -> str:
     """The study's tables: evidence recall, supersession, QA per agent, per source."""
     out = []
     for source in ("persona", "locomo"):
-        part = result.get(source) or {}
+        part = result.get(source)
+        if not part:
+            continue
         if "missing" in part:
             out.append(f"**{source}**: {part['missing']}")
             continue
@@ -184,4 +221,7 @@ def study_markdown(result: dict[str, Any]) -> str:
                        f"{_f(s.get('memory_size_mean'), 0)} | "
                        f"{_f((s.get('writing') or {}).get('validity'))} |")
         out.append("")
+    if result.get("left_out"):
+        out.append(f"Left out: {', '.join(result['left_out']['agents'])} "
+                   f"({result['left_out']['why']}).")
     return "\n".join(out)

@@ -207,3 +207,34 @@ def conversation_rows(cfg: Any) -> tuple[dict[str, dict[str, list[dict]]],
             random.Random(f"shuffle:{cfg.seed}:conversation:{task}:{split}").shuffle(
                 rows[task][split])
     return rows, skips
+
+
+def as_in_play(rows: list[dict]) -> list[dict]:
+    """`rows` with the loop's own messages as prompts (the first phrasing, as the closed loop
+    sends them), for judging a model exactly as it is used."""
+    from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
+
+    out = []
+    for r in rows:
+        g = r["gold"]
+        prompt = (play_write_messages(g["observation"], g["memory_shown"]) if r["task"] == "write"
+                  else play_ask_messages(g["observation"]))
+        out.append({**r, "prompt": prompt})
+    return out
+
+
+def persona_judge_rows(split: str, n: int, cfg: Any = None, offset: int = 0
+                       ) -> dict[str, list[dict]]:
+    """Write and ask rows of `n` persona conversations of `split` ('dev' or 'test'), prompted
+    as in play: for judging trained models, never for a dataset."""
+    from mags_lib.conversations.persona import persona_set
+    from mags_lib.synth.config import SynthConfig
+
+    cfg = cfg or SynthConfig(assistant_turn_share=0.0)
+    out: dict[str, list[dict]] = {"write": [], "ask": []}
+    for conv in persona_set(split, n, offset=offset):
+        seed = int(conv.sample_id.rsplit("-", 1)[-1])
+        rng = random.Random(f"judge:{conv.sample_id}")
+        out["write"] += write_rows(conv, rng, cfg, source="persona", seed=seed)
+        out["ask"] += ask_rows(conv, rng, cfg, source="persona", seed=seed)
+    return {task: as_in_play(rows) for task, rows in out.items()}

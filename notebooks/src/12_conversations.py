@@ -13,9 +13,13 @@
 # 2. Supersession by `LiquidMemory`'s defaults against the gold updates: with the gold facts
 #    written, and with the user's raw turns written (a memory with no write model).
 # 3. Question answering: `bare`, `full_context`, `static_rag`, the Mem0-style `mem0` (persona
-#    set only) and the upper bound `gold_writes` (the gold facts written: it reads the gold, so
-#    it is never "MAGS"), one answer model (the embedded base model), scored as LoCoMo scores,
-#    with the persona rates.
+#    set only), `mags` (the trained ask and write models of notebook 04, trained on the game,
+#    the training personas and LoCoMo's training conversations) and the upper bound
+#    `gold_writes` (the gold facts written: it reads the gold, so it is never "MAGS"), one
+#    answer model (the embedded base model), scored as LoCoMo scores, with the persona rates.
+# 4. The trained write and ask models alone, prompted exactly as in play, on every turn and
+#    question of the persona conversations: the write model's op confusion matrix, the ask
+#    model's hit rate, and raw outputs to read.
 #
 # Outputs: `results/12_conversations/` (`metrics.json` with every row, `config.json`,
 # `manifest.json`).
@@ -27,11 +31,14 @@ PERSONAS = 6
 LOCOMO_SPLIT = "train"
 LOCOMO_CONVERSATIONS = 5
 LOCOMO_QUESTIONS = 8  # per conversation, a seeded sample (evidence recall uses all)
-AGENTS = ["bare", "full_context", "static_rag", "mem0", "gold_writes"]  # on the persona set
-LOCOMO_AGENTS = ["bare", "full_context", "static_rag", "gold_writes"]  # mem0: ~40 min a conversation
+AGENTS = ["bare", "full_context", "static_rag", "mem0", "mags", "gold_writes"]  # persona set
+# mem0: ~40 min a LoCoMo conversation; mags: ~5 (a write-model call a turn)
+LOCOMO_AGENTS = ["bare", "full_context", "static_rag", "mags", "gold_writes"]
+MODELS = {"ask": "auto", "write": "auto"}  # mags's models: notebook 04's GGUFs
 ANSWER_LLM = "embedded"
 EMBEDDER = "embedded"
 K = 5
+RUN_NAME = "12_conversations"  # results/RUN_NAME/ ("12_conversations_test" for the test splits)
 
 # %%
 from IPython.display import Markdown, display
@@ -44,13 +51,14 @@ from mags_lib.evaluation.conversation_study import (
 from mags_lib.manifest import write_run
 from mags_lib.seed import seed_everything
 
-NAME = "12_conversations"
+NAME = RUN_NAME
 seed_everything(0)
 cfg = ConversationStudyConfig(persona_split=PERSONA_SPLIT, personas=PERSONAS,
                               locomo_split=LOCOMO_SPLIT, locomo_conversations=LOCOMO_CONVERSATIONS,
                               locomo_questions=LOCOMO_QUESTIONS, agents=AGENTS,
                               locomo_agents=LOCOMO_AGENTS,
-                              answer_llm=ANSWER_LLM, embedder=EMBEDDER, k=K, smoke=SMOKE)
+                              answer_llm=ANSWER_LLM, embedder=EMBEDDER, k=K, models=MODELS,
+                              smoke=SMOKE)
 
 # %%
 result = run_conversation_study(cfg)
@@ -66,6 +74,41 @@ display(Markdown(study_markdown(result)))
 qa = result["persona"]["qa"]["summary"]
 current = {name: (s.get("persona") or {}).get("current_accuracy") for name, s in qa.items()}
 print("current-fact accuracy:", current)
+
+# %% [markdown]
+# ## The trained write and ask models alone, as in play
+#
+# Every turn of the persona conversations studied above (the assistant's replies left out) and
+# every question with evidence, prompted with the loop's own messages and decoded as the loop
+# decodes. These conversations' seeds and phrasings never enter a dataset (notebook 01 draws
+# val rows from the first development personas, so on the `dev` split these are the same
+# conversations as notebook 01's val rows, not new ones).
+
+# %%
+import json
+
+from mags_lib.evaluation.conversation_study import role_models
+from mags_lib.evaluation.role_judge import judge_ask, judge_write
+from mags_lib.synth.conversation_rows import persona_judge_rows
+
+roles, why = role_models(MODELS)
+judged = {}
+if not roles:
+    print("skipped:", why)
+else:
+    rows = persona_judge_rows(PERSONA_SPLIT, cfg.resolved().personas)
+    judged = {"write": judge_write(roles["write"], rows["write"]),
+              "ask": judge_ask(roles["ask"], rows["ask"], k=3)}
+    w = judged["write"]
+    print(f"write: {w['n']} turns, op accuracy {w['op_accuracy']:.3f}, facts dropped "
+          f"{w['dropped']}, fact text exact {w['fact_exact']}, F1 {w['f1']:.3f}")
+    print("op confusion (gold -> chosen):", json.dumps(w["op_confusion"]))
+    print(f"ask: {judged['ask']['n']} questions, hit@3 {judged['ask']['hit']:.3f}",
+          judged["ask"]["by_kind"])
+    for s in w["samples"] + judged["ask"]["samples"]:
+        print("-", s["observation"], "\n  gold:", s["gold"], "\n  out: ", s["output"].replace(
+            "\n", " | "))
+result["judged"] = judged
 
 # %%
 write_run(NAME, config=cfg.resolved(), metrics={"smoke": SMOKE, **result}, smoke=SMOKE)

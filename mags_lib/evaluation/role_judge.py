@@ -1,0 +1,84 @@
+"""Judge a trained write or ask model on held-out rows, prompted and decoded exactly as in play.
+
+    from mags_lib.evaluation.role_judge import judge_write, judge_ask
+    report = judge_write(write_llm, rows)        # op confusion, F1, facts kept exact, samples
+    report = judge_ask(ask_llm, rows, k=3)       # hit@k of the queries on the row's memory
+
+The rows are training-format rows (`tasks.data`) whose prompts are the loop's own messages
+(`role_prompts.play_write_messages` / `play_ask_messages`: notebook 12 builds them from
+conversations of a split that never enters a dataset). Decoding is the loop's: greedy, the
+write model stopped at `</engram>` without a grammar, the ask model under the recall grammar
+(`agents.loop.LoopConfig` defaults). A soft score can hide a model that does not work, so the
+write report carries the op confusion matrix (gold op -> chosen op) beside the mean F1, and
+both reports keep raw outputs to read.
+"""
+
+from __future__ import annotations
+
+import time
+from statistics import mean
+from typing import Any
+
+SAMPLES = 12  # raw outputs kept per report
+
+
+def _generate(llm: Any, rows: list[dict], *, max_tokens: int, stop: list[str] | None,
+              grammar: Any, close: str) -> tuple[list[str], list[float]]:
+    from mags_lib.agents.loop import closed
+
+    texts, seconds = [], []
+    for row in rows:
+        t0 = time.perf_counter()
+        out = llm.chat(row["prompt"], max_tokens=max_tokens, temperature=0.0, seed=0, stop=stop,
+                       grammar=grammar)
+        seconds.append(time.perf_counter() - t0)
+        texts.append(closed(out, close))
+    return texts, seconds
+
+
+def _samples(rows: list[dict], texts: list[str], key: str) -> list[dict[str, Any]]:
+    step = max(1, len(rows) // SAMPLES)
+    return [{"observation": rows[i]["gold"].get("observation"), "gold": rows[i]["gold"].get(key),
+             "output": texts[i]} for i in range(0, len(rows), step)][:SAMPLES]
+
+
+def judge_write(llm: Any, rows: list[dict], max_tokens: int = 96) -> dict[str, Any]:
+    """The write model's outputs on `rows`, scored: op accuracy and confusion, facts dropped,
+    fact text exact, mean engram F1, parse rate, seconds a row, and raw samples."""
+    from mags_lib.actions import parse_actions
+    from mags_lib.agents.loop import ENGRAM_CLOSE
+    from mags_lib.tasks.rewards import engram_reward, fact_exact, op_confusion
+
+    texts, seconds = _generate(llm, rows, max_tokens=max_tokens, stop=[ENGRAM_CLOSE],
+                               grammar=None, close=ENGRAM_CLOSE)
+    golds = [r["gold"] for r in rows]
+    ops = op_confusion(texts, golds)
+    f1 = [s for s in engram_reward(texts, gold=golds) if s is not None]
+    return {"n": len(rows), "op_accuracy": ops["accuracy"], "op_balanced": ops["balanced"],
+            "op_confusion": ops["confusion"], "dropped": ops["dropped"],
+            "fact_exact": fact_exact(texts, golds)["exact"], "f1": mean(f1) if f1 else None,
+            "parsed": mean(float(parse_actions(t, kind="engram").complete) for t in texts)
+            if texts else None,
+            "seconds_p50": sorted(seconds)[len(seconds) // 2] if seconds else None,
+            "samples": _samples(rows, texts, "ops")}
+
+
+def judge_ask(llm: Any, rows: list[dict], k: int = 3, max_tokens: int = 96) -> dict[str, Any]:
+    """The ask model's outputs on `rows`: the share whose queries find a gold fact in the top
+    `k` of a memory holding the row's facts (`recall_reward`, hashing embedder), per kind."""
+    from mags_lib.actions import recall_grammar
+    from mags_lib.tasks.rewards import recall_reward
+
+    texts, seconds = _generate(llm, rows, max_tokens=max_tokens, stop=None,
+                               grammar=recall_grammar(), close="</recall>")
+    hits = recall_reward(texts, gold=[r["gold"] for r in rows], k=k)
+    by_kind: dict[str, list[float]] = {}
+    for r, h in zip(rows, hits, strict=True):
+        if h is not None:
+            by_kind.setdefault(str(r["gold"].get("kind") or r["gold"].get("source")), []).append(
+                float(h == 1.0))
+    scored = [float(h == 1.0) for h in hits if h is not None]
+    return {"n": len(rows), "k": k, "hit": mean(scored) if scored else None,
+            "by_kind": {kind: mean(v) for kind, v in sorted(by_kind.items())},
+            "seconds_p50": sorted(seconds)[len(seconds) // 2] if seconds else None,
+            "samples": _samples(rows, texts, "gold_node_text")}
