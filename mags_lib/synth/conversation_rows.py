@@ -37,8 +37,7 @@ from mags_lib.conversations.types import Conversation, turn_text
 from mags_lib.synth import surface
 from mags_lib.synth.chains import NOTHING_TO_STORE, nearest_facts
 
-_WH = frozenset("what which where when who whom whose how why do does did is are was were am "
-                "has have had the a an of to ever".split())
+_WH = frozenset(["what", "which", "where", "when", "who", "whom", "whose", "how", "why", "do", "does", "did", "is", "are", "was", "were", "am", "has", "have", "had", "the", "a", "an", "of", "to", "ever"])
 _ME = {"i": "{a}", "me": "{a}", "my": "{a}'s", "mine": "{a}'s", "i'm": "{a} is",
        "myself": "{a}"}
 
