@@ -83,6 +83,16 @@ fig = nn_cosine_figure(result.nn_cosines, cfg.near_dup_threshold)
 save_figure(fig, out / "nearest_neighbour_cosine.png")
 
 # %% [markdown]
+# ## Rows by source: the game, the persona conversations, LoCoMo's training conversations
+
+# %%
+from collections import Counter
+
+for task, per_split in result.rows.items():
+    print(task, {split: dict(Counter(r["gold"].get("source", "game") for r in rows))
+                 for split, rows in per_split.items()})
+
+# %% [markdown]
 # ## Example rows (train)
 
 # %%
@@ -98,8 +108,9 @@ for task, per_split in result.rows.items():
 
 # %%
 reloaded = {t: {s: load_jsonl(p, t) for s, p in per.items()} for t, per in result.paths.items()}
-seeds_of = {t: {s: {r["game_seed"] for r in rows} for s, (rows, _) in per.items()}
-            for t, per in reloaded.items()}
+# a row's seed is its game's, persona's or LoCoMo conversation's number: disjoint per source
+seeds_of = {t: {s: {(r["gold"].get("source", "game"), r["game_seed"]) for r in rows}
+                for s, (rows, _) in per.items()} for t, per in reloaded.items()}
 assert all(len(rows) > 0 and skips.skipped == 0
            for per in reloaded.values() for rows, skips in per.values()), "empty or bad split"
 assert all(not (seeds_of[t][a] & seeds_of[t][b]) for t in seeds_of
