@@ -177,24 +177,35 @@ def _split_rows(cfg: SynthConfig) -> tuple[dict[str, dict[str, list[dict]]], dic
     return out, skips
 
 
-def _add_conversation_rows(cfg: SynthConfig, final: dict, why: dict[str, Counter]) -> None:
-    """The conversations' ask and write rows (`conversation_rows`), capped and checked as game
-    rows are (their skips counted as 'conversation:REASON'), merged into `final` and shuffled."""
+def _add_conversation_rows(cfg: SynthConfig, final: dict, why: dict[str, Counter],
+                           embedder: Any) -> None:
+    """The conversations' ask and write rows (`conversation_rows`), deduplicated, capped and
+    checked as game rows are (their skips counted as 'conversation:REASON'), merged into
+    `final` and shuffled."""
     if not set(cfg.sources) - {"game"}:
         return
     from mags_lib.synth.conversation_rows import conversation_rows
 
     rows, skips = conversation_rows(cfg)
+    thr = cfg.near_dup_threshold
     for task, by_split in rows.items():
         local = Counter(skips[task])
+        reference = None
         for split in SPLITS:
             cap = cfg.max_conversation_rows.get(task, 0) if split == "train" \
                 else cfg.max_eval_rows
             pool = by_split[split]
+            own = _vectors(pool, embedder)
+            keep = diversity.dedupe_indices(own, thr, reference=reference)
+            local["near_duplicate" if split == "train" else f"near_duplicate_{split}"] += \
+                len(pool) - len(keep)
+            pool = [pool[i] for i in keep]
             if task == "write":
                 pool = _cap_none(pool, cfg.max_none_share, local, cap)
             final[task][split] = final[task][split] + _select(pool, task, cap, cfg, local)
             random.Random(f"merge:{cfg.seed}:{task}:{split}").shuffle(final[task][split])
+            if split == "train":  # val / test rows may not near-duplicate a train row either
+                reference = _vectors(final[task]["train"], embedder)
         for reason, n in local.items():
             why[task][f"conversation:{reason}"] += n
 
@@ -256,7 +267,7 @@ def synthesize(cfg: SynthConfig | None = None, *, llm: Any = None,
                 train_vecs = _vectors(final[task]["train"], embedder)
     seconds["select"] = time.perf_counter() - t0 - seconds["chains"]
     t1 = time.perf_counter()
-    _add_conversation_rows(cfg, final, why)
+    _add_conversation_rows(cfg, final, why, embedder)
     seconds["conversations"] = time.perf_counter() - t1
     expanded, expansion = _expand(cfg, {t: [r for r in final[t]["train"]  # the game's rows:
                                             if r["gold"].get("origin") == "chain"]  # its checks
