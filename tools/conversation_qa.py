@@ -3,6 +3,7 @@ answer their questions with one answer model (`evaluation/conversation_qa.py`).
 
     python tools/conversation_qa.py OUT.json --source persona --split dev --n 5
     python tools/conversation_qa.py OUT.json --source locomo --split train --max-questions 40
+    python tools/conversation_qa.py OUT.json --agents mags static_rag --judge   # + the models alone
 
 Prints each agent's summary (F1 with 95% intervals over conversations, abstention, the persona
 rates) and writes it with every row to OUT.json. The test splits (persona 'test', LoCoMo
@@ -28,20 +29,43 @@ def main() -> None:
                                                     "gold_writes"])
     ap.add_argument("--model", default="embedded", help="the answer model (LLMConfig.model)")
     ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--ask-model", default="auto", help="mags's ask model ('auto': notebook 04's)")
+    ap.add_argument("--write-model", default="auto", help="mags's write model")
+    ap.add_argument("--judge", action="store_true",
+                    help="persona: also judge the write and ask models alone, as in play")
     args = ap.parse_args()
     from mags_lib.conversations.locomo import SPLITS, load_locomo
     from mags_lib.conversations.persona import persona_set
     from mags_lib.embed import MemoEmbedder, default_embedder
     from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
+    from mags_lib.evaluation.conversation_study import role_models
     from mags_lib.llm import load_llm
+
+    roles, why = {}, None
+    if args.judge or any(a.startswith("mags") and a != "mags_prompted" for a in args.agents):
+        roles, why = role_models({"ask": args.ask_model, "write": args.write_model})
+        if why:
+            sys.exit(f"error: {why}")
 
     convs = (persona_set(args.split, args.n) if args.source == "persona"
              else load_locomo(ids=SPLITS[args.split][:args.n]))
     cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions)
     llm = load_llm(model=args.model)
     out = run_conversation_eval(convs, llm, cfg, embedder=MemoEmbedder(default_embedder()),
+                                roles=roles,
                                 progress=lambda s: print(s, file=sys.stderr, flush=True))
     out["source"], out["split"] = args.source, args.split
+    if args.judge and args.source == "persona":
+        from mags_lib.evaluation.role_judge import judge_ask, judge_write
+        from mags_lib.synth.conversation_rows import persona_judge_rows
+
+        rows = persona_judge_rows(args.split, args.n)
+        out["judged"] = {"write": judge_write(roles["write"], rows["write"]),
+                         "ask": judge_ask(roles["ask"], rows["ask"], k=3)}
+        for role, report in out["judged"].items():
+            print(role, json.dumps({k: v for k, v in report.items() if k != "samples"}))
+            for sample in report["samples"]:
+                print("   ", json.dumps(sample))
     Path(args.out).write_text(json.dumps(out, indent=1))
     for name, s in out["summary"].items():
         print(name, json.dumps(s))
