@@ -113,3 +113,22 @@ def test_agent_bench_plays_and_times_every_stage(tmp_path):
     assert {"write", "apply_step"} <= set(mags[-1]["stages"])
     assert mags[-1]["prompt_tokens_per_turn"] > 0
     assert "mags_p50_at_most_1s" in result["targets"]
+
+
+@pytest.mark.slow
+def test_conversation_bench_reads_and_answers_with_mags(tmp_path):
+    """The CLI on a development persona (LoCoMo need not be there), a few turns."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "conversation.json"
+    proc = subprocess.run([sys.executable, "-m", "mags_lib.bench", "conversation", "--source",
+                           "persona", "--conversation", "10000", "--turns", "4", "--questions",
+                           "1", "--out", str(out)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result["conversation"] == "persona-dev-10000" and result["turns"] == 4
+    assert result["questions"] <= 1 and result["turn_s"]["p50"] > 0
+    assert set(result["targets"]) == {"turn_p50", "question_p50"}
+    assert json.loads(out.read_text())["turn_s"] == result["turn_s"]

@@ -8,6 +8,9 @@
     python -m mags_lib.bench agent  [--turns 50,200,1000] [--agents mags,full_context]
                                     [--window 25] [--seed 0] [--greedy]
                                     [--out results/bench/agent.json]
+    python -m mags_lib.bench conversation [--source locomo] [--conversation conv-26]
+                                    [--turns 200] [--questions 20]
+                                    [--out results/bench/conversation.json]
 """
 
 from __future__ import annotations
@@ -92,6 +95,14 @@ def _parser() -> argparse.ArgumentParser:
                         "evaluation uses")
     p.add_argument("--out", default="results/bench/agent.json",
                    help="also write the JSON here (default results/bench/agent.json)")
+    p = sub.add_parser("conversation", help="mags reading a conversation: s a turn, s a question")
+    p.add_argument("--source", choices=["locomo", "persona"], default="locomo")
+    p.add_argument("--conversation", default="conv-26",
+                   help="LoCoMo sample id (training split) or a persona dev seed")
+    p.add_argument("--turns", type=int, default=200, help="turns read from the start")
+    p.add_argument("--questions", type=int, default=20, help="questions answered at most")
+    p.add_argument("--out", default="results/bench/conversation.json",
+                   help="also write the JSON here (default results/bench/conversation.json)")
     return parser
 
 
@@ -104,6 +115,12 @@ def main(argv: list[str] | None = None) -> dict:
             turns=args.turns, agents=[a for a in args.agents.split(",") if a],
             window=args.window, seed=args.seed, decision_llm=args.decision_llm,
             debias_order=not args.greedy))
+    elif args.command == "conversation":
+        from mags_lib.bench.conversation_bench import ConversationBenchConfig, bench_conversation
+
+        result = bench_conversation(ConversationBenchConfig(
+            source=args.source, conversation=args.conversation, turns=args.turns,
+            questions=args.questions))
     elif args.command == "parser":
         from mags_lib.bench.parser_bench import SHAPES, ParserBenchConfig, bench_parser
 

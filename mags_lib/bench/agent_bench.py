@@ -123,7 +123,7 @@ def summarise_turns(turns: list[dict[str, Any]], marks: list[int],
     return out
 
 
-def _role_models(cfg: AgentBenchConfig) -> tuple[dict[str, str], str]:
+def role_model_paths(cfg: AgentBenchConfig) -> tuple[dict[str, str], str]:
     from mags_lib.checkpoints import final_model_name
     from mags_lib.evaluation.answer_model import find_gguf
 
@@ -154,7 +154,7 @@ def bench_agent(cfg: AgentBenchConfig) -> dict[str, Any]:
     decision = decision_llm_settings(cfg.decision_llm)
     base = LLMConfig(model=decision["model"], n_ctx=1024, cache=False, n_threads=cfg.threads)
     llm = load_llm(base)
-    paths, note = _role_models(cfg)
+    paths, note = role_model_paths(cfg)
     loaded: dict[str, Any] = {}
     roles = {}
     for role, path in paths.items():

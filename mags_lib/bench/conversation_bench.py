@@ -1,0 +1,108 @@
+"""Seconds a turn for `mags` to read a conversation, and seconds a question to answer one.
+
+    python -m mags_lib.bench conversation [--source locomo] [--conversation conv-26]
+                                          [--turns 200] [--questions 20]
+                                          [--out results/bench/conversation.json]
+
+`mags` (notebook 04's ask and write models; where they are missing, the embedded base model
+plays both roles and the JSON says so) reads the first `turns` turns of one conversation, as
+notebook 12 feeds it (one dated observation a turn: the write model's call, the memory's write
+and step), each turn timed; then answers `questions` of its questions whose evidence lies in
+those turns (the ask model, recall, and the free-text answer of `agents/open_answer.py` with
+the embedded base model), each timed. Default: LoCoMo's conv-26, a training conversation
+(where LoCoMo is absent, the first development persona, said so). Issue 40's targets: p50 at
+most 0.5 s a turn and 1.0 s a question on 2 cores. The generation cache is off.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class ConversationBenchConfig:
+    source: str = field(default="locomo", metadata={"help": "'locomo' or 'persona'"})
+    conversation: str = field(default="conv-26", metadata={
+        "help": "LoCoMo sample id (a training conversation) or a persona dev seed"})
+    turns: int = field(default=200, metadata={"help": "turns read (from the start)"})
+    questions: int = field(default=20, metadata={"help": "questions answered at most"})
+    models: dict[str, str] = field(default_factory=lambda: {"ask": "auto", "write": "auto"},
+                                   metadata={"help": "mags's role models, as EvalConfig.models"})
+    threads: int | None = field(default=None, metadata={"help": "llama.cpp threads"})
+    turn_target_s: float = field(default=0.5, metadata={"help": "p50 seconds a turn at most"})
+    question_target_s: float = field(default=1.0, metadata={
+        "help": "p50 seconds a question at most"})
+
+
+def _conversation(cfg: ConversationBenchConfig) -> tuple[Any, str]:
+    from mags_lib.conversations.locomo import load_locomo, locomo_path
+    from mags_lib.conversations.persona import SEEDS, make_persona
+
+    if cfg.source == "locomo" and locomo_path() is not None:
+        return load_locomo(ids=[cfg.conversation])[0], ""
+    seed = int(cfg.conversation) if cfg.conversation.isdigit() else SEEDS["dev"][0]
+    note = "LoCoMo is absent: a development persona instead" if cfg.source == "locomo" else ""
+    return make_persona(seed, "dev"), note
+
+
+def _p(values: list[float], q: float) -> float | None:
+    import numpy as np
+
+    return round(float(np.percentile(values, q)), 4) if values else None
+
+
+def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
+    """Read and answer with `mags`, timing each turn and question; see the module docstring."""
+    from dataclasses import replace
+
+    from mags_lib.agents import MemoEmbedder, make_agent
+    from mags_lib.agents.open_answer import answer_open
+    from mags_lib.bench.agent_bench import AgentBenchConfig, role_model_paths
+    from mags_lib.bench.timing import machine_info
+    from mags_lib.embed import default_embedder
+    from mags_lib.evaluation.conversation_qa import turn_observations
+    from mags_lib.game.base import Observation
+    from mags_lib.llm import LLMConfig, load_llm
+    from mags_lib.rss import peak_rss_mb
+
+    conv, note = _conversation(cfg)
+    base = LLMConfig(model="embedded", n_ctx=1024, cache=False, n_threads=cfg.threads)
+    llm = load_llm(base)
+    paths, missing = role_model_paths(AgentBenchConfig(models=cfg.models))
+    roles = {role: llm if path == "embedded" else load_llm(replace(base, model=path))
+             for role, path in paths.items()}
+    agent = make_agent("mags", llm, k=5, embedder=MemoEmbedder(default_embedder()), roles=roles)
+    agent.reset(0)
+    observations = turn_observations(conv)[:cfg.turns]
+    read = {o.turn for o in observations}
+    ids = [t.dia_id for t in conv.turns()][:cfg.turns]
+    turn_s = []
+    for obs in observations:
+        t0 = time.perf_counter()
+        agent.observe(obs)
+        turn_s.append(time.perf_counter() - t0)
+    asked = [q for q in conv.qa if q.answer is not None and q.evidence
+             and set(q.evidence) <= set(ids)][:cfg.questions]
+    question_s = []
+    for qa in asked:
+        t0 = time.perf_counter()
+        lines = [x["text"] for x in agent.memory_lines(Observation(qa.asked(), turn=len(read),
+                                                                   kind="question"))]
+        answer_open(llm, lines, qa.asked(), max_tokens=24, seed=0)
+        question_s.append(time.perf_counter() - t0)
+    turn_p50, question_p50 = _p(turn_s, 50), _p(question_s, 50)
+    return {"config": asdict(cfg), "conversation": conv.sample_id, "note": "; ".join(
+                x for x in (note, missing) if x), "role_models": paths,
+            "turns": len(turn_s), "questions": len(question_s),
+            "turn_s": {"p50": turn_p50, "p95": _p(turn_s, 95), "mean": _p(turn_s, 50) and round(
+                sum(turn_s) / len(turn_s), 4)},
+            "question_s": {"p50": question_p50, "p95": _p(question_s, 95)},
+            "memory_size": agent.memory_size() if hasattr(agent, "memory_size") else None,
+            "targets": {"turn_p50": {"limit_s": cfg.turn_target_s, "value": turn_p50,
+                                     "met": turn_p50 is not None and turn_p50 <= cfg.turn_target_s},
+                        "question_p50": {"limit_s": cfg.question_target_s, "value": question_p50,
+                                         "met": question_p50 is not None
+                                         and question_p50 <= cfg.question_target_s}},
+            "peak_rss_mb": round(peak_rss_mb(), 1), "machine": machine_info()}
