@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mags_lib.agents.base import AgentConfig, memory_reward, recalled
-from mags_lib.agents.mags import MemoryAgent
+from mags_lib.agents.memory_agent import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
 from mags_lib.errors import MagsError
