@@ -19,7 +19,7 @@ import mags_lib.agents
 AGENTS_DIR = Path(mags_lib.agents.__file__).parent
 ALLOWED = {"Observation", "match_action"}
 # the ground-truth readers (the upper bounds) name the truth's fields they read
-TRUTH_FIELDS = {"mags.py": {"rule_key"}}
+TRUTH_FIELDS = {"scripted.py": {"rule_key"}}
 # names of the senseless game's structure that no agent or prompt module may mention
 FORBIDDEN_WORDS = ("parse_rule", "RULE_PATTERN", "DECIDE_PATTERN", "RULE_TEMPLATE", "rule_key",
                    "phrasing", "vocab", "senseless", "eats only", "is offered", "turns, the")
@@ -41,7 +41,8 @@ def _game_imports(tree: ast.AST) -> list[tuple[str, str]]:
 
 def test_the_agents_package_has_the_modules_this_test_reads():
     names = {p.stem for p in _modules()}
-    assert {"base", "baselines", "loop", "mags", "prompt", "role_prompts", "router"} <= names
+    assert {"base", "baselines", "loop", "memory_agent", "prompt", "role_prompts", "router",
+            "scripted"} <= names
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: p.name)

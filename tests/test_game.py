@@ -104,7 +104,7 @@ def test_every_decision_follows_the_rule_in_force_and_was_announced(config):
         assert truth.rule_key in announced
         assert obs.turn - stated_at[truth.rule_key] >= config.min_gap
         assert ep.observations[i + 1].kind == "feedback"
-        assert truth.recall_queries and rule.creature in truth.recall_queries[0]
+        assert truth.gold_queries and rule.creature in truth.gold_queries[0]
     assert ep.observations[-1].kind != "decide"
     assert len(_decisions(ep)) > config.episode_length // 5
 

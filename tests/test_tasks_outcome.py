@@ -88,7 +88,7 @@ def test_a_bad_row_or_an_action_on_nothing_never_stops_training_and_is_counted()
     """Issue 20's bad input: a row whose memory cannot be built scores 0 and an action naming
     no node at most 0, each reason counted for the training log; the batch's other rows keep
     their rewards."""
-    from mags_lib.tasks.rewards import take_reward_issues
+    from mags_lib.tasks.reward_guard import take_reward_issues
 
     take_reward_issues()
     guarded, = build_rewards(["write_outcome_reward"],

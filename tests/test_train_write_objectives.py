@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mags_lib.errors import MagsError
-from mags_lib.tasks.rewards import chosen_op
+from mags_lib.tasks.completions import chosen_op
 from mags_lib.train import write_objectives as wo
 
 
@@ -32,7 +32,7 @@ def test_chosen_op_reads_the_first_add_or_update_and_names_bad_blocks():
 def test_op_confusion_counts_a_fact_due_and_not_stored_as_dropped():
     """`dropped` is over the add / update rows only: an update written as add is a wrong op
     but stores the fact; an empty block, an unparsable reply or a forget-only block drop it."""
-    from mags_lib.tasks.rewards import op_confusion
+    from mags_lib.tasks.write_metrics import op_confusion
 
     upd, add, empty = ("<engram>\nupdate semantic 0.9: A.\n</engram>",
                        "<engram>\nadd semantic 0.9: A.\n</engram>", "<engram>\n</engram>")

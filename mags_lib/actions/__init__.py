@@ -14,7 +14,7 @@ from mags_lib.actions.grammar import (
     recall_grammar,
 )
 from mags_lib.actions.metrics import adherence, adherence_report, error_kind
-from mags_lib.actions.parser import ParseResult, format_actions, parse_actions
+from mags_lib.actions.parser import ParseResult, format_actions, parse_actions, query_texts
 from mags_lib.actions.types import (
     BLOCKS,
     Action,
@@ -50,5 +50,6 @@ __all__ = [
     "format_actions",
     "grammar_for",
     "parse_actions",
+    "query_texts",
     "recall_grammar",
 ]

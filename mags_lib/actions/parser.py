@@ -302,6 +302,24 @@ def parse_actions(text: str, kind: Kind = "any") -> ParseResult:
         return ParseResult(errors=[f"internal parser error: {e!r}"])
 
 
+def query_texts(text: str, distinct: bool = True) -> tuple[list[str], bool]:
+    """(query texts, whether the block parsed) of an ask model's `<recall>` output: what it
+    asks memory for, in order; a `connect: A -> B` counts as the query "A B". With
+    `distinct` a repeated text is kept once; `distinct=False` keeps every line (a reward that
+    counts a repeated query as a miss needs them).
+
+    >>> query_texts("<recall>\\nquery: glarb diet\\nconnect: glarb -> rain\\n"
+    ...             "query: glarb diet\\n</recall>")
+    (['glarb diet', 'glarb rain'], True)
+    >>> query_texts("<recall>\\nquery: a\\nquery: a\\n", distinct=False)
+    (['a', 'a'], False)
+    """
+    parsed = parse_actions(text, kind="recall")
+    texts = [a.text if isinstance(a, RecallQuery) else f"{a.a} {a.b}"
+             for a in parsed.actions if isinstance(a, RecallQuery | Connect)]
+    return (list(dict.fromkeys(texts)) if distinct else texts), parsed.complete
+
+
 def _check_text(s: object, what: str) -> str:
     if not isinstance(s, str) or not s or s != s.strip():
         raise ValueError(f"{what} must be a non-empty, stripped str, got {s!r}")

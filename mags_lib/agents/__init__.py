@@ -1,4 +1,10 @@
-"""Game-playing agents that share one LLM and one decision prompt and differ only in memory.
+"""Agents that differ only in memory, one interface for every task: the senseless game,
+conversations (a person's changing facts, LoCoMo) and TextWorld.
+
+An agent reads each observation as it came and, asked, returns its memory lines; it never learns
+which task it is in. On a game's decision turns one decision prompt chooses a legal action from
+those lines (`prompt.decide`); a conversation's question is answered in free text from them
+(`open_answer`), one prompt for every agent.
 
     from mags_lib.agents import make_agent, AGENT_NAMES
     agent = make_agent("mags", llm, k=3)
@@ -7,16 +13,19 @@
     decision = agent.act(obs)               # decision turns: .action, .recalled, .prompt
 
 Modules: `base.py` (Agent, AgentConfig, Decision), `prompt.py` (the decision prompt and its
-grammar), `role_prompts.py` (the ask / write prompts, shared with dataset synthesis),
-`router.py` (which roles handle an observation), `baselines.py` (bare, full_context,
-static_rag, static_rag_bm25, oracle), `mags.py` (the memory agent base and `mags_scripted`, the
-upper bound handed the game's ground truth, with its ablations), `loop.py` (MAGS: the closed
-loop of trained ask and write models, and `mags_prompted`), `registry.py` (`make_agent`).
+grammar), `option_order.py` (choosing among legal actions without the answer model's order
+bias), `open_answer.py` (the free-text answer from memory lines), `role_prompts.py` (the ask /
+write prompts, shared with dataset synthesis), `router.py` (which roles handle an observation),
+`baselines.py` (bare, full_context, static_rag, static_rag_bm25, oracle), `memory_agent.py`
+(`MemoryAgent`, the base of the agents over a `LiquidMemory`), `loop.py` (MAGS: the closed loop
+of trained ask and write models, its variants, and `mags_prompted`), `mem0.py` (a Mem0-style
+prompted memory), `scripted.py` (`mags_scripted`, an upper bound handed the game's ground truth,
+never MAGS, with its ablations, and `MECHANISMS`), `registry.py` (`make_agent`).
 Stand-in LLMs that read the game's rules perfectly, for tests and notebook 05, live beside the
 game (`mags_lib.game.rule_reader`), since they know its structure.
 
-No module here imports from `mags_lib.game` beyond the `Observation` type (a test checks it):
-agents read the observation as it came; only the oracle and `mags_scripted` read ground truth,
+No module here imports from `mags_lib.game` beyond the observation interface (`Observation`,
+`match_action`; a test checks it): only the oracle and `mags_scripted` read ground truth,
 through the env they are attached to.
 """
 
@@ -30,16 +39,11 @@ from mags_lib.agents.baselines import (
     oracle_rules,
 )
 from mags_lib.agents.loop import LoopConfig, MagsLoopAgent
-from mags_lib.agents.mags import (
-    ABLATIONS,
-    MECHANISMS,
-    MemoEmbedder,
-    MemoryAgent,
-    NeverContradicts,
-    ScriptedMagsAgent,
-)
+from mags_lib.agents.memory_agent import MemoryAgent, NeverContradicts
 from mags_lib.agents.prompt import PROMPT_FORMATS, decide, options_grammar
 from mags_lib.agents.registry import AGENT_NAMES, LOOP_AGENTS, UPPER_BOUNDS, make_agent
+from mags_lib.agents.scripted import ABLATIONS, MECHANISMS, ScriptedMagsAgent
+from mags_lib.embed import MemoEmbedder  # one cache per evaluation, shared by its agents
 
 __all__ = [
     "ABLATIONS", "AGENT_NAMES", "LOOP_AGENTS", "MECHANISMS", "PROMPT_FORMATS", "UPPER_BOUNDS", "Agent",

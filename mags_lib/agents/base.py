@@ -1,4 +1,4 @@
-"""The agent interface every game player implements, its config, and the decision record.
+"""The agent interface every agent implements, on every task; its config; the decision record.
 
 An agent reads every turn and answers the decision turns:
 

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mags_lib.agents.base import AgentConfig, memory_reward, recalled
-from mags_lib.agents.mags import MemoryAgent
+from mags_lib.agents.memory_agent import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
 from mags_lib.errors import MagsError
@@ -136,17 +136,6 @@ def closed(out: Any, tag: str) -> str:
     if out.finish_reason == "stop" and opened in text and tag not in text.split(opened)[-1]:
         return text + tag
     return text
-
-
-def recall_queries(text: str) -> tuple[list[str], bool]:
-    """(distinct query texts, whether the block parsed) of an ask model's `<recall>` output;
-    a `connect` counts as the query "a b"."""
-    from mags_lib.actions import Connect, RecallQuery, parse_actions
-
-    parsed = parse_actions(text, "recall")
-    texts = [a.text if isinstance(a, RecallQuery) else f"{a.a} {a.b}"
-             for a in parsed.actions if isinstance(a, RecallQuery | Connect)]
-    return list(dict.fromkeys(texts)), parsed.complete
 
 
 def merged_hits(memory: Any, queries: list[str], query_k: int, k: int) -> list[Any]:
@@ -278,14 +267,14 @@ class MagsLoopAgent(MemoryAgent):
     # ----- decision turns ---------------------------------------------------------------
     def queries(self, obs: Observation) -> list[str]:
         """The ask model's queries for `obs` (the observation itself when none parse)."""
-        from mags_lib.actions import recall_grammar
+        from mags_lib.actions import query_texts, recall_grammar
 
         messages = play_ask_messages(obs.text, few_shot=self.loop.few_shot)
         out = self.ask_llm.chat(messages, max_tokens=self.loop.ask_max_tokens, temperature=0.0,
                                 seed=self.config.seed,
                                 grammar=recall_grammar() if self.loop.ask_grammar else None)
         self.last_tokens["ask"] = int(out.usage.get("prompt_tokens") or 0)
-        texts, complete = recall_queries(out.text)
+        texts, complete = query_texts(out.text)
         self.counts["ask_calls"] += 1
         if not complete or not texts:
             self.counts["ask_malformed"] += 1

@@ -40,7 +40,7 @@ from mags_lib.agents.baselines import (
     StaticRagBM25Agent,
 )
 from mags_lib.agents.loop import LoopConfig, MagsLoopAgent
-from mags_lib.agents.mags import ABLATIONS, MECHANISMS, ScriptedMagsAgent
+from mags_lib.agents.scripted import ABLATIONS, MECHANISMS, ScriptedMagsAgent
 from mags_lib.errors import MagsError
 from mags_lib.memory.config import LOOP_MEMORY_DEFAULTS
 

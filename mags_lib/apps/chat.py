@@ -278,14 +278,13 @@ class ChatSession:
         self.last["write"] = write
 
     def _queries(self, text: str) -> list[str]:
-        from mags_lib.actions import recall_grammar
-        from mags_lib.agents.loop import recall_queries
+        from mags_lib.actions import query_texts, recall_grammar
         from mags_lib.agents.role_prompts import play_ask_messages
 
         out = self.llms["ask"].chat(play_ask_messages(text, few_shot=self.few_shot["ask"]),
                                     max_tokens=96, temperature=0.0, seed=0,
                                     grammar=recall_grammar())
-        queries, _ = recall_queries(out.text)
+        queries, _ = query_texts(out.text)
         self.last["ask"] = {"raw": out.text, "queries": queries or [text],
                             "fallback": not queries}
         return queries or [text]

@@ -7,7 +7,7 @@ questions from its memory lines with one answer model, and is scored as LoCoMo s
     out = run_conversation_eval(convs, answer_llm, cfg, embedder=emb)
     out["summary"]["static_rag"]["f1"], out["rows"][0]
 
-The agents are the game's own (`agents.make_agent`): a conversation is fed to them as a stream
+The agents are those of every task (`agents.make_agent`): a conversation is fed to them as a stream
 of `Observation`s, one per turn ("[8 May 2023] Ana: I moved to Lisbon."), and a question is an
 observation whose memory lines the agent returns; they never learn which task they are in.
 The answer is free text (`agents.open_answer`), the same prompt for every agent. `gold_writes`

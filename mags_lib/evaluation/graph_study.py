@@ -113,7 +113,7 @@ def trace_game(variant: str, seed: int, cfg: GraphStudyConfig, embedder: Any,
                                     truth.correct_action, truth.old_value)
             row.update(decision=True, correct=bool(correct), hit=hit, stale=stale,
                        answerable=truth.answerable, rule=truth.rule_text,
-                       query=truth.recall_queries[0] if truth.recall_queries else None)
+                       query=truth.gold_queries[0] if truth.gold_queries else None)
         rows.append(row)
         every = cfg.snapshot_every
         if snapshots is not None and every and truth.turn % every == 0:

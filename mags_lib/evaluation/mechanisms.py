@@ -52,7 +52,7 @@ def _all_regimes() -> list[str]:
 
 
 def _all_mechanisms() -> list[str]:
-    from mags_lib.agents.mags import MECHANISMS
+    from mags_lib.agents.scripted import MECHANISMS
 
     return list(MECHANISMS)
 
@@ -102,7 +102,7 @@ class MechanismStudyConfig:
         "help": "one seed, short episodes (each regime's smoke_length), two mechanisms"})
 
     def __post_init__(self) -> None:
-        from mags_lib.agents.mags import MECHANISMS
+        from mags_lib.agents.scripted import MECHANISMS
         from mags_lib.evaluation.regimes import REGIMES
 
         checks = [("regimes", self.regimes, REGIMES), ("loop_regimes", self.loop_regimes, REGIMES),

@@ -47,7 +47,8 @@ def judge_write(llm: Any, rows: list[dict], max_tokens: int = 96) -> dict[str, A
     fact text exact, mean engram F1, parse rate, seconds a row, and raw samples."""
     from mags_lib.actions import parse_actions
     from mags_lib.agents.loop import ENGRAM_CLOSE
-    from mags_lib.tasks.rewards import engram_reward, fact_exact, op_confusion
+    from mags_lib.tasks.rewards import engram_reward
+    from mags_lib.tasks.write_metrics import fact_exact, op_confusion
 
     texts, seconds = _generate(llm, rows, max_tokens=max_tokens, stop=[ENGRAM_CLOSE],
                                grammar=None, close=ENGRAM_CLOSE)

@@ -52,8 +52,9 @@ class StepTruth:
 
     `engram_ops` holds (op, text, key) with op in "add" (a rule seen for the first time),
     "update" (a new value for a known rule: supersedes `supersedes`) and "none" (nothing new to
-    store: a repeat or an irrelevant fact). `answerable` is False when even a perfect memory of
-    everything shown so far would answer wrongly (a silent rule change not yet revealed).
+    store: a repeat or an irrelevant fact). `gold_queries` are the queries a perfect ask model
+    would send for this turn. `answerable` is False when even a perfect memory of everything
+    shown so far would answer wrongly (a silent rule change not yet revealed).
     """
 
     turn: int
@@ -63,7 +64,7 @@ class StepTruth:
     correct_action: str | None = None
     engram_ops: list[tuple[str, str, str | None]] = field(default_factory=list)
     supersedes: str | None = None
-    recall_queries: list[str] = field(default_factory=list)
+    gold_queries: list[str] = field(default_factory=list)
     turns_since_change: int | None = None
     recently_changed: bool = False
     n_changes: int = 0

@@ -354,7 +354,8 @@ def feedback_text(right: bool, rule_text: str | None) -> str:
     return f"{verdict} The scroll says: {rule_text}" if rule_text else verdict
 
 
-def recall_queries(rule: Rule) -> list[str]:
+def rule_queries(rule: Rule) -> list[str]:
+    """The queries a perfect ask model would send to recall `rule` (a turn's `gold_queries`)."""
     return [f"what does the {rule.creature} eat on {rule.condition} turns",
             f"{rule.creature} {rule.condition}"]
 
@@ -496,7 +497,7 @@ class _Generator:
         changed = key in self.changed_at
         return StepTruth(
             turn=t, kind=kind, rule_key=key, rule_text=rule.text,
-            recall_queries=recall_queries(rule), turns_since_change=t - self.set_at[key],
+            gold_queries=rule_queries(rule), turns_since_change=t - self.set_at[key],
             recently_changed=changed and t - self.changed_at[key] <= self.cfg.recent_window,
             n_changes=len(self.history[key]),
             old_value=self.history[key][-1] if self.history[key] else None,
@@ -530,7 +531,7 @@ class _Generator:
         text = self.world.alias_text(creature)
         self.emit(Observation(ANNOUNCE_PREFIX["first"] + text, (), t, "announce"),
                   StepTruth(turn=t, kind="announce", rule_key=key, rule_text=text,
-                            recall_queries=[text],
+                            gold_queries=[text],
                             engram_ops=[("add" if first else "none", text, key)]))
 
     def distractor(self, t: int) -> None:

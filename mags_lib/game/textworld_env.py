@@ -275,7 +275,7 @@ class TextWorldEnv:
         return StepTruth(turn=self.turn, kind="decide",
                          rule_text=self._policy_line() or self._state["objective"],
                          correct_action=policy[0] if policy else None,
-                         recall_queries=[self._state["objective"]])
+                         gold_queries=[self._state["objective"]])
 
     def close(self) -> None:
         if self._env is not None:

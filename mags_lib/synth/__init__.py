@@ -5,8 +5,10 @@
     result.counts, result.diversity, result.expansion.to_dict()
 
 Modules, one idea each: `config` (SynthConfig), `surface` (phrasings), `chains` (a game's
-ground truth -> rows), `expand` (few-shot LLM rewrites kept only when they agree with the
-truth), `diversity` (distinct-n, near-duplicates, dedupe), `build` (the whole run), `figures`.
+ground truth -> rows), `conversation_rows` (a person's facts and LoCoMo's training
+conversations -> ask and write rows, by `SynthConfig.sources`), `expand` (few-shot LLM rewrites
+kept only when they agree with the truth), `diversity` (distinct-n, near-duplicates, dedupe),
+`build` (the whole run), `figures`.
 Rows are in the one training format of `mags_lib.tasks.data`. Nothing heavy is imported here:
 the LLM loads only when expansion runs.
 """

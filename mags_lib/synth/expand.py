@@ -37,18 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mags_lib.actions import format_actions, parse_actions
+from mags_lib.actions import format_actions, parse_actions, query_texts
 from mags_lib.embed import tokenize
 from mags_lib.synth.chains import NOTHING_TO_STORE
 from mags_lib.synth.surface import ASK_SYSTEM, WRITE_SYSTEM, actions_fit_grammar
+from mags_lib.tasks.completions import parse_answer
 from mags_lib.tasks.data import TASK_KIND, data_hash, load_jsonl
-from mags_lib.tasks.rewards import (
-    answer_reward,
-    engram_reward,
-    parse_answer,
-    recall_queries,
-    recall_reward,
-)
+from mags_lib.tasks.rewards import answer_reward, engram_reward, recall_reward
 
 ANSWER_SYSTEM = "Use the notes to pick the item the creature eats. Reply as <answer>ITEM</answer>."
 TASK_SYSTEM = {"ask": ASK_SYSTEM[0], "write": WRITE_SYSTEM[0], "answer": ANSWER_SYSTEM}
@@ -224,7 +219,7 @@ def check_completion(task: str, text: str, row: dict, recall_k: int = 5,
         if len(set(lines)) < len(lines):
             return None, "repeated_lines"
         if task == "ask":
-            reason = _query_problem(recall_queries(canonical), gold.get("entities") or [])
+            reason = _query_problem(query_texts(canonical)[0], gold.get("entities") or [])
             if reason:
                 return None, reason
             score = recall_reward([canonical], gold=[gold], k=recall_k)[0]

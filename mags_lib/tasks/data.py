@@ -191,6 +191,17 @@ def gold_of(value: Any) -> dict:
     return {}
 
 
+def batch_column(value: Any, n: int, default: Any = None) -> list:
+    """A dataset column as a reward receives it (TRL passes each column as a keyword list
+    aligned with the `n` completions): the list, or `[default] * n` when it is missing or not
+    aligned.
+
+    >>> batch_column(["ask", "write"], 2), batch_column(None, 2, "any")
+    (['ask', 'write'], ['any', 'any'])
+    """
+    return list(value) if isinstance(value, (list, tuple)) and len(value) == n else [default] * n
+
+
 def _plain(messages: list[dict]) -> list[dict[str, str]]:
     """Messages reduced to role + content, so every row has the same Arrow schema."""
     return [{"role": m["role"], "content": m["content"]} for m in messages]

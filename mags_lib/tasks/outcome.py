@@ -19,9 +19,9 @@ memory settings and embedder, and then asks the memory the row's probe questions
 
 Malformed output (no complete `<engram>` block) gets `format_penalty` and changes nothing; a
 write whose `forget` or `link` names no node in memory gets at most 0 (see `combine`), counted
-in `rewards.REWARD_ISSUES`, as is a row whose memory cannot be built (0, by `GuardedReward`). Rows
-without probes (ask and answer rows, and write rows from before the probes) get None, so a mixed
-dataset can share the reward list. Ground truth only scores here: the probes' items and words
+in `reward_guard.REWARD_ISSUES`, as is a row whose memory cannot be built (0, by
+`GuardedReward`). Rows without probes (ask and answer rows, and write rows from before the
+probes) get None, so a mixed dataset can share the reward list. Ground truth only scores here: the probes' items and words
 never reach the model's prompt.
 
 Cost: the memory of a row is built once and cached (by a hash of its facts); each completion is
@@ -50,7 +50,9 @@ from functools import lru_cache
 from typing import Any
 
 from mags_lib.actions.parser import parse_actions
-from mags_lib.tasks.data import gold_of
+from mags_lib.tasks.completions import completion_text
+from mags_lib.tasks.data import batch_column, gold_of
+from mags_lib.tasks.reward_guard import REWARD_ISSUES
 
 MU, LAM, FORMAT_PENALTY = 0.5, 0.1, -1.0  # the defaults of write_outcome_reward
 _CACHE: OrderedDict[str, tuple[Any, int]] = OrderedDict()
@@ -143,9 +145,7 @@ def write_outcome_reward(completions: list, gold: list | None = None, k: int = 3
     """held - mu * stale - lam * extra of each completion's write (see the module doc);
     `format_penalty` for output without a complete `<engram>` block; None for rows without
     probes."""
-    from mags_lib.tasks.rewards import REWARD_ISSUES, _column, completion_text
-
-    golds = _column({"gold": gold}, "gold", len(completions))
+    golds = batch_column(gold, len(completions))
     out: list[float | None] = []
     for c, raw in zip(completions, golds, strict=True):
         g = gold_of(raw)

@@ -6,7 +6,9 @@ conversational datasets; dataset columns (`task`, `gold`, ...) arrive as keyword
 with `completions`. `None` means "does not apply to this row" (TRL turns it into NaN and leaves
 it out of the weighted sum), so a mixed ask/write/answer dataset can share one reward list.
 Keyword parameters with defaults (`k`, `max_queries`, ...) are set from a config with
-`functools.partial` (see `build_rewards`).
+`functools.partial` (see `build_rewards`, which also wraps each in `reward_guard.GuardedReward`).
+What an output says is read in `completions`; the write model's evaluation metrics (op
+confusion, exact fact) are in `write_metrics`, its outcome reward in `outcome`.
 
     >>> text = "<recall>\\nquery: glarb diet\\n</recall>"
     >>> format_reward([text, "hello"], task=["ask", "ask"])
@@ -24,44 +26,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-from collections import Counter, OrderedDict
-from collections.abc import Callable
-from functools import lru_cache, partial
+from collections import OrderedDict
+from functools import lru_cache
 from typing import Any
 
-from mags_lib.actions.parser import parse_actions
-from mags_lib.actions.types import Connect, EngramAdd, EngramUpdate, Forget, Link, RecallQuery
+from mags_lib.actions.parser import parse_actions, query_texts
+from mags_lib.actions.types import Connect, RecallQuery
 from mags_lib.embed import tokenize
-from mags_lib.tasks.data import TASK_KIND, gold_of
-
-Reward = Callable[..., list]
-
-# ----- shared helpers ----------------------------------------------------------------------
-
-
-def completion_text(completion: Any) -> str:
-    """The text of one completion: a string, or the contents of a message list joined.
-
-    >>> completion_text([{"role": "assistant", "content": "hi"}])
-    'hi'
-    """
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, dict):
-        return str(completion.get("content", ""))
-    if isinstance(completion, (list, tuple)):
-        return "".join(completion_text(m) for m in completion)
-    return ""
-
-
-def _column(kwargs: dict, name: str, n: int, default: Any = None) -> list:
-    value = kwargs.get(name)
-    return list(value) if isinstance(value, (list, tuple)) and len(value) == n else [default] * n
-
-
-def _norm(text: str) -> str:
-    return " ".join(tokenize(text))
+from mags_lib.tasks.completions import (
+    completion_text,
+    engram_ops,
+    gold_ops,
+    norm_text,
+    parse_answer,
+)
+from mags_lib.tasks.data import TASK_KIND, batch_column, gold_of
+from mags_lib.tasks.reward_guard import GuardedReward, Reward
 
 
 def _overlap(a: str, b: str) -> float:
@@ -70,23 +50,6 @@ def _overlap(a: str, b: str) -> float:
     if not ta or not tb:
         return float(ta == tb)
     return 2 * len(ta & tb) / (len(ta) + len(tb))
-
-
-_ANSWER = re.compile(r"<answer>(.*?)(</answer>|$)", re.DOTALL | re.IGNORECASE)
-
-
-def parse_answer(text: str) -> tuple[str | None, bool]:
-    """The chosen option in `<answer>...</answer>` and whether the tag was closed.
-
-    >>> parse_answer("<answer> B </answer>")
-    ('B', True)
-    >>> parse_answer("I think B")
-    (None, False)
-    """
-    m = _ANSWER.search(text)
-    if not m or not m[1].strip():
-        return None, False
-    return m[1].strip(), bool(m[2])
 
 
 # ----- format ------------------------------------------------------------------------------
@@ -116,7 +79,7 @@ def format_reward(completions: list, task: list | None = None, **kwargs) -> list
     ...                "<recall>\\nquery: x\\n</recall>"], task=["write"] * 3)
     [1.0, 0.5, 0.0]
     """
-    tasks = _column({"task": task}, "task", len(completions))
+    tasks = batch_column(task, len(completions))
     return [_format_score(completion_text(c), TASK_KIND.get(t, "any"))
             for c, t in zip(completions, tasks, strict=True)]
 
@@ -159,27 +122,12 @@ def memory_for(facts: list, embedder: str = "hashing"):
     items = [_fact_item(f, i) for i, f in enumerate(facts)]
     memory = LiquidMemory(embedder=reward_embedder(embedder))
     ids = memory.observe_many(items)
-    by_text = {_norm(it["text"]): i for it, i in zip(items, ids, strict=True)}
+    by_text = {norm_text(it["text"]): i for it, i in zip(items, ids, strict=True)}
     by_key = {it["key"]: i for it, i in zip(items, ids, strict=True)}
     _MEMORY_CACHE[key] = (memory, by_text, by_key)
     if len(_MEMORY_CACHE) > MEMORY_CACHE_SIZE:
         _MEMORY_CACHE.popitem(last=False)
     return _MEMORY_CACHE[key]
-
-
-def recall_queries(text: str) -> list[str]:
-    """The retrieval strings of a completion: each query, and each connect's two ends joined.
-
-    >>> recall_queries("<recall>\\nquery: glarb diet\\nconnect: glarb -> rain\\n</recall>")
-    ['glarb diet', 'glarb rain']
-    """
-    out = []
-    for a in parse_actions(text, kind="recall").actions:
-        if isinstance(a, RecallQuery):
-            out.append(a.text)
-        elif isinstance(a, Connect):
-            out.append(f"{a.a} {a.b}")
-    return out
 
 
 def query_hits(text: str, gold: dict, k: int = 5, max_queries: int = 4,
@@ -201,12 +149,12 @@ def query_hits(text: str, gold: dict, k: int = 5, max_queries: int = 4,
     memory, by_text, by_key = memory_for(facts, embedder)
     gold_id = by_key.get(gold.get("gold_key")) if gold.get("gold_key") else None
     if gold_id is None and target:
-        gold_id = by_text.get(_norm(target))
+        gold_id = by_text.get(norm_text(target))
     out, seen = [], set()
-    for query in recall_queries(text)[:max_queries]:
-        norm = _norm(query)
+    for query in query_texts(text, distinct=False)[0][:max_queries]:
+        norm = norm_text(query)
         out.append(norm not in seen and any(
-            hit.node_id == gold_id or (target and _norm(hit.text) == _norm(target))
+            hit.node_id == gold_id or (target and norm_text(hit.text) == norm_text(target))
             for hit in memory.recall(query, k=k, learn=False)))
         seen.add(norm)
     return out
@@ -231,7 +179,7 @@ def recall_reward(completions: list, gold: list | None = None, k: int = 5, max_q
     ...               gold=[gold] * 3, k=1)
     [1.0, 0.0, 0.0]
     """
-    golds = _column({"gold": gold}, "gold", len(completions))
+    golds = batch_column(gold, len(completions))
     return [_recall_hit(completion_text(c), gold_of(g), k, max_queries, embedder)
             for c, g in zip(completions, golds, strict=True)]
 
@@ -259,7 +207,7 @@ def recall_precision_reward(completions: list, gold: list | None = None, k: int 
     ...                          "no block"], gold=[gold] * 4, k=1)
     [1.0, 0.5, 0.5, 0.0]
     """
-    golds = _column({"gold": gold}, "gold", len(completions))
+    golds = batch_column(gold, len(completions))
     out: list[float | None] = []
     for c, g in zip(completions, golds, strict=True):
         hits = query_hits(completion_text(c), gold_of(g), k, max_queries, embedder)
@@ -283,14 +231,14 @@ def ask_f1_reward(completions: list, gold: list | None = None, **kwargs) -> list
     ...      "<recall>\\n</recall>", "no block"], gold=[g] * 4)]
     [1.0, 0.725, 0.0, 0.0]
     """
-    golds = _column({"gold": gold}, "gold", len(completions))
+    golds = batch_column(gold, len(completions))
     out: list[float | None] = []
     for c, g in zip(completions, golds, strict=True):
         want = [q for q in gold_of(g).get("queries") or [] if isinstance(q, str)]
         if not want:
             out.append(None)
             continue
-        got = recall_queries(completion_text(c))
+        got, _ = query_texts(completion_text(c), distinct=False)  # a repeat counts again
         if not got:
             out.append(0.0)
             continue
@@ -302,109 +250,6 @@ def ask_f1_reward(completions: list, gold: list | None = None, **kwargs) -> list
 
 
 # ----- engram ------------------------------------------------------------------------------
-
-_OPS = {EngramAdd: "add", EngramUpdate: "update", Forget: "forget", Link: "link"}
-
-
-def engram_ops(actions: list) -> list[tuple[str, str]]:
-    """(op, text) pairs of engram actions; a link's text is 'A -> B'."""
-    out = []
-    for a in actions:
-        op = _OPS.get(type(a))
-        if op == "link":
-            out.append((op, f"{a.a} -> {a.b}"))
-        elif op:
-            out.append((op, a.text))
-    return out
-
-
-WRITE_OPS = ("add", "update", "none")  # the discrete choice of a write: store new, replace, skip
-
-
-def chosen_op(text: Any) -> str:
-    """The op a write output chose: its first add / update, "none" for an empty block, "bad"
-    when no complete block parses, "other" for forget / link only.
-
-    >>> chosen_op("<engram>\\nupdate semantic 0.9: X.\\n</engram>"), chosen_op("<engram>\\n</engram>")
-    ('update', 'none')
-    """
-    parsed = parse_actions(completion_text(text), kind="engram")
-    if not parsed.complete:
-        return "bad"
-    ops = [op for op, _ in engram_ops(parsed.actions)]
-    if not ops:
-        return "none"
-    return next((op for op in ops if op in ("add", "update")), "other")
-
-
-def op_confusion(completions: list, gold: list[dict]) -> dict[str, Any]:
-    """The op confusion of write outputs against their rows' gold op (gold op -> chosen op ->
-    count; chosen ops also "bad" and "other") and the op accuracy over the rows with a gold op.
-    `dropped`: of the rows whose gold stores a fact (add / update), the share where the output
-    stores nothing (an empty block, no parsable one, or only forget / link lines). Op accuracy
-    counts every error alike, but in play a dropped fact is lost (a changed rule stays stale),
-    where an update written as add is superseded by the memory's contradiction detector.
-
-    >>> op_confusion(["<engram>\\n</engram>", "x"], [{"op": "none"}, {"op": "add"}])["accuracy"]
-    0.5
-    >>> op_confusion(["<engram>\\n</engram>", "x"], [{"op": "none"}, {"op": "add"}])["dropped"]
-    1.0
-    >>> op_confusion(["<engram>\\n</engram>"] * 4, [{"op": "none"}] * 3 + [{"op": "add"}])["balanced"]
-    0.5
-    """
-    confusion: dict[str, dict[str, int]] = {op: {} for op in WRITE_OPS}
-    n = right = 0
-    for text, g in zip(completions, gold, strict=True):
-        want = (g or {}).get("op")
-        if want not in confusion:
-            continue
-        got = chosen_op(text)
-        confusion[want][got] = confusion[want].get(got, 0) + 1
-        n += 1
-        right += got == want
-    per_op = [confusion[op].get(op, 0) / sum(confusion[op].values())
-              for op in WRITE_OPS if confusion[op]]
-    # balanced: the mean per-op recall, so that writing nothing on rows that are mostly "none"
-    # cannot look good (a model that never stores scores 1/3, whatever the mix)
-    due = [confusion[op] for op in ("add", "update")]
-    n_due = sum(sum(c.values()) for c in due)
-    dropped = sum(c.get(got, 0) for c in due for got in ("none", "bad", "other"))
-    return {"n": n, "accuracy": right / n if n else None, "confusion": confusion,
-            "balanced": sum(per_op) / len(per_op) if per_op else None,
-            "dropped": dropped / n_due if n_due else None}
-
-
-def fact_exact(completions: list, gold: list[dict]) -> dict[str, Any]:
-    """Whether a write output stores the gold fact's text exactly (after tokenising: case and
-    punctuation ignored), over the rows whose gold stores one (op add or update): the share of
-    those rows where the output's first add / update text equals the gold text. Token-overlap
-    F1 pays a sentence with the wrong name in a slot almost fully; this does not.
-
-    >>> g = {"op": "add", "ops": "<engram>\\nadd semantic 0.9: On rainy turns, the glarb eats only the stone.\\n</engram>"}
-    >>> fact_exact(["<engram>\\nadd semantic 0.5: on rainy turns the glarb eats only the stone\\n</engram>",
-    ...             "<engram>\\nadd semantic 0.9: On rainy turns, the stone eats only the stone.\\n</engram>"],
-    ...            [g, g])
-    {'n': 2, 'exact': 0.5}
-    """
-    n = right = 0
-    for text, g in zip(completions, gold, strict=True):
-        want = [t for op, t in gold_ops((g or {}).get("ops")) if op in ("add", "update")]
-        if not want:
-            continue
-        n += 1
-        got = [t for op, t in engram_ops(parse_actions(completion_text(text), kind="engram")
-                                         .actions) if op in ("add", "update")]
-        right += bool(got) and _norm(got[0]) == _norm(want[0])
-    return {"n": n, "exact": right / n if n else None}
-
-
-def gold_ops(ops: Any) -> list[tuple[str, str]]:
-    """Gold ops as (op, text) pairs, from canonical engram text or a list of op dicts."""
-    if isinstance(ops, str):
-        return engram_ops(parse_actions(ops, kind="engram").actions)
-    return [(str(o.get("op", "")).lower(), str(o.get("text", ""))) for o in ops or []
-            if isinstance(o, dict)]
-
 
 SWAP_CREDIT = 0.0  # credit for add <-> update swapped (was 0.5): the wrong op earns nothing
 
@@ -462,7 +307,7 @@ def engram_reward(completions: list, gold: list | None = None, min_overlap: floa
     ...                "<engram>\\n</engram>", "nothing"], gold=[g] * 4)
     [1.0, 0.0, 0.0, 0.0]
     """
-    golds = _column({"gold": gold}, "gold", len(completions))
+    golds = batch_column(gold, len(completions))
     out: list[float | None] = []
     for c, g in zip(completions, golds, strict=True):
         g = gold_of(g)
@@ -528,8 +373,8 @@ def _option_index(choice: str, options: list[str]) -> int | None:
     label = choice.strip().rstrip(").:").strip().upper()
     if len(label) == 1 and label in _LABELS[: len(options) or len(_LABELS)]:
         return _LABELS.index(label)
-    norm = [_norm(o) for o in options]
-    return norm.index(_norm(choice)) if _norm(choice) in norm else None
+    norm = [norm_text(o) for o in options]
+    return norm.index(norm_text(choice)) if norm_text(choice) in norm else None
 
 
 def answer_correct(choice: str | None, gold: dict) -> bool:
@@ -541,7 +386,7 @@ def answer_correct(choice: str | None, gold: dict) -> bool:
     got_i, want_i = _option_index(choice, options), _option_index(want, options)
     if got_i is not None and want_i is not None:
         return got_i == want_i
-    return _norm(choice) == _norm(want) != ""
+    return norm_text(choice) == norm_text(want) != ""
 
 
 def answer_reward(completions: list, gold: list | None = None, **kwargs) -> list[float | None]:
@@ -553,7 +398,7 @@ def answer_reward(completions: list, gold: list | None = None, **kwargs) -> list
     ...               gold=[g] * 3)
     [1.0, 1.0, 0.0]
     """
-    golds = _column({"gold": gold}, "gold", len(completions))
+    golds = batch_column(gold, len(completions))
     out: list[float | None] = []
     for c, g in zip(completions, golds, strict=True):
         g = gold_of(g)
@@ -586,59 +431,6 @@ def _register_outcome() -> None:
 
 
 _register_outcome()
-
-
-REWARD_ISSUES: Counter[str] = Counter()  # rewards set to 0 by `GuardedReward`, by reason
-
-
-def take_reward_issues() -> dict[str, int]:
-    """The rewards set to 0 since the last call, by reason (and the count starts again)."""
-    issues = dict(REWARD_ISSUES)
-    REWARD_ISSUES.clear()
-    return issues
-
-
-def _reason(name: str, exc: Exception) -> str:
-    cause = getattr(exc, "cause", None) or f"{type(exc).__name__}: {exc}"
-    return f"{name}: {str(cause).splitlines()[0][:120]}"
-
-
-class GuardedReward:
-    """A registered reward that never stops training: when a batch raises (a row whose gold
-    memory cannot be built, a value of the wrong type), each completion is scored alone, and
-    one that still raises gets 0.0 with the reason counted in `REWARD_ISSUES` (GRPO logs it
-    and keeps it in the stage's metrics). Named like the reward it wraps, as TRL logs it.
-
-    >>> _ = take_reward_issues()
-    >>> bad = GuardedReward("write_outcome_reward", REWARDS["write_outcome_reward"])
-    >>> bad(["<engram>\\n</engram>"] * 2, gold=[{"memory_before": [{"bogus": 1}],
-    ...     "probes": [{"question": "q"}], "op": "none"}, {"op": "none"}])
-    [0.0, None]
-    >>> take_reward_issues()
-    {"write_outcome_reward: KeyError: 'text'": 1}
-    """
-
-    def __init__(self, name: str, func: Reward, **params: Any):
-        self.__name__ = name
-        self.func = partial(func, **params) if params else func
-
-    def __call__(self, completions: list, **kwargs: Any) -> list[float | None]:
-        counted = Counter(REWARD_ISSUES)
-        try:
-            return self.func(completions, **kwargs)
-        except Exception:  # noqa: BLE001 - one bad row must not stop training; scored alone below
-            REWARD_ISSUES.clear()  # what the failed batch counted is counted again row by row
-            REWARD_ISSUES.update(counted)
-        n, out = len(completions), []
-        for i, completion in enumerate(completions):
-            row = {k: [v[i]] if isinstance(v, list) and len(v) == n else v
-                   for k, v in kwargs.items()}
-            try:
-                out.extend(self.func([completion], **row))
-            except Exception as exc:  # noqa: BLE001 - counted, and the reward is 0
-                REWARD_ISSUES[_reason(self.__name__, exc)] += 1
-                out.append(0.0)
-        return out
 
 
 def build_rewards(names: list[str], params: dict[str, dict] | None = None) -> list[Reward]:

@@ -25,9 +25,10 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from mags_lib.actions import query_texts
 from mags_lib.errors import MagsError
 from mags_lib.paths import MODELS_DIR
-from mags_lib.tasks.rewards import ask_f1_reward, format_reward, recall_queries
+from mags_lib.tasks.rewards import ask_f1_reward, format_reward
 from mags_lib.train.evaluate import ask_hit_rates
 from mags_lib.train.objective_study import OBJECTIVES_DIR, Study, run_study, save_study
 from mags_lib.train.objective_study import by_objective as _by_objective
@@ -91,11 +92,14 @@ class AskObjectivesConfig:
 def with_gold_queries(rows: list[dict]) -> list[dict]:
     """Rows whose gold also carries the queries of their gold recall block (`gold["queries"]`,
     what `ask_f1_reward` reads; TRL hands rewards the dataset's columns but not the
-    completion). The rows given are not changed."""
+    completion), every line kept as `ask_f1_reward` keeps the completion's (a synthesised
+    block may say "glarb rainy" twice, as a query and as a connect). The rows given are not
+    changed."""
     out = []
     for r in rows:
         gold_text = (r.get("completion") or [{}])[-1].get("content", "")
-        out.append({**r, "gold": {**r["gold"], "queries": recall_queries(gold_text)}})
+        queries, _ = query_texts(gold_text, distinct=False)
+        out.append({**r, "gold": {**r["gold"], "queries": queries}})
     return out
 
 

@@ -20,17 +20,16 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from mags_lib.tasks.completions import completion_text
 from mags_lib.tasks.data import TASK_KIND, gold_of
 from mags_lib.tasks.rewards import (
     answer_reward,
-    completion_text,
     engram_reward,
-    fact_exact,
     format_reward,
-    op_confusion,
     query_hits,
     recall_reward,
 )
+from mags_lib.tasks.write_metrics import fact_exact, op_confusion
 
 EVAL_BATCH = 20
 """Prompts generated together. CPU decoding here is memory-bound, so a bigger batch costs

@@ -27,9 +27,10 @@ from typing import Any
 
 from mags_lib.errors import MagsError
 from mags_lib.paths import MODELS_DIR
+from mags_lib.tasks.completions import WRITE_OPS as OPS
 from mags_lib.tasks.outcome import combine, outcome_terms
-from mags_lib.tasks.rewards import WRITE_OPS as OPS
-from mags_lib.tasks.rewards import engram_reward, format_reward, op_confusion
+from mags_lib.tasks.rewards import engram_reward, format_reward
+from mags_lib.tasks.write_metrics import op_confusion
 from mags_lib.train.objective_study import OBJECTIVES_DIR, Study, run_study, save_study
 from mags_lib.train.objective_study import by_objective as _by_objective
 from mags_lib.train.roles import ROLE_REWARDS, RoleTrainConfig

@@ -1,23 +1,18 @@
-"""Memory agents over a `LiquidMemory`: the shared base and `mags_scripted`, the upper bound.
+"""`mags_scripted`: an UPPER BOUND given the game's structure, never MAGS.
 
-`MemoryAgent` holds the memory (reset per game, one embedder shared by all agents of an
-evaluation through `MemoEmbedder`), recalls the question at a decision, and reports size, nodes
-and metrics. Two agents build on it:
+`ScriptedMagsAgent` is a perfect writer handed the senseless game's ground truth. It takes each
+turn's rule from the env it is attached to (`env.ground_truth()`: the canonical sentence and
+`key="creature|condition"`, so only a new version of the *same* rule supersedes it) on every
+surface, writes it into a `LiquidMemory` (`memory_agent.MemoryAgent`), and recalls with the raw
+question. No model of MAGS writes or reads here; it is the ceiling the learned writer of the
+closed loop (`loop.py`, `mags`) is measured against, and is labelled an upper bound wherever it
+is reported. Other turns (distractors, turns whose ground truth states no rule; questions only
+with `remember_questions`) are stored as they came, episodic. Every turn it calls
+`memory.step(reward)`, the reward of a decision mapped from {0, 1} to {-1, +1} so a wrong
+answer weakens the recalled paths.
 
-* `MagsLoopAgent` (`loop.py`, names `mags` and `mags_prompted`): MAGS's own models write and
-  read the memory. This is MAGS.
-* `ScriptedMagsAgent` (`mags_scripted`): **an upper bound, not MAGS: perfect writer, game
-  structure given.** It takes each turn's rule from the game's ground truth (`env.ground_truth()`:
-  the canonical sentence and `key="creature|condition"`, so only a new version of the *same*
-  rule supersedes it) on every surface, and recalls with the raw question. It is the ceiling
-  the learned writer is measured against. Other turns (distractors; questions only with
-  `remember_questions`) are episodic.
-
-Both call `memory.step(reward)` every turn, the reward of a decision mapped from {0, 1} to
-{-1, +1} so a wrong answer weakens the recalled paths.
-
-The ablations of the scripted agent (`ABLATIONS`, picked by name in `registry.py`) change one
-mechanism each through `MemoryConfig` or the write path, nothing else:
+Its ablations (`ABLATIONS`, picked by name in `registry.py`) change one mechanism each through
+`MemoryConfig` or the write path, nothing else:
 
 * mags_scripted_no_hebbian: no co-recall wiring (hebbian_rate 0, hebbian_min_score 1.0);
 * mags_scripted_no_decay: no decay, no pruning, no removal of idle nodes;
@@ -26,16 +21,16 @@ mechanism each through `MemoryConfig` or the write path, nothing else:
   with a detector that never fires, so every version stays valid; merge_threshold 0.99 so
   that a new version is not folded into the old node as a repeat.
 
-`MemoEmbedder` wraps any embedder with a text -> vector cache, so the agents of one evaluation
-encode each distinct text once (MiniLM on 2 busy cores: ~0.1 s a sentence).
+`MECHANISMS` switches one mechanism of the memory off by name for any memory agent, the
+scripted upper bound and the closed loop alike (the mechanism study of notebook 09).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mags_lib.agents.base import Agent, AgentConfig, memory_reward, recalled
-from mags_lib.embed import MemoEmbedder  # noqa: F401  (re-exported: agents.MemoEmbedder)
+from mags_lib.agents.base import AgentConfig, memory_reward
+from mags_lib.agents.memory_agent import MemoryAgent
 from mags_lib.game.base import Observation
 
 ABLATIONS: dict[str, dict[str, Any]] = {
@@ -75,60 +70,6 @@ MECHANISMS: dict[str, dict[str, Any]] = {
   also drops its keys; merges only near-identical text; a write model's `update` no longer
   supersedes its nearest fact).
 """
-
-
-class NeverContradicts:
-    """A contradiction detector that never fires (the no-supersession ablation)."""
-
-    def contradicts(self, old_text: str, new_text: str) -> bool:
-        return False
-
-
-class MemoryAgent(Agent):
-    """A `LiquidMemory` per game; subclasses decide what is written and how it is read."""
-
-    name = "memory"
-
-    def __init__(self, llm: Any, config: AgentConfig | None = None, *,
-                 memory_config: Any | None = None, embedder: Any | None = None,
-                 supersede: bool = True, judge: Any | None = None):
-        super().__init__(llm, config)
-        from mags_lib.memory import MemoryConfig
-
-        self.memory_config = memory_config or MemoryConfig()
-        self.embedder = embedder
-        self.supersede = supersede
-        self.judge = judge  # a ContradictionDetector for updates (LiquidMemory(judge=...))
-        self.edge_scorer: Any = None  # initial edges of new nodes (None: the similarity rule)
-        self.memory: Any = None
-
-    def reset(self, seed: int) -> None:
-        from mags_lib.memory import LiquidMemory
-
-        if self.embedder is None:
-            from mags_lib.embed import default_embedder
-
-            self.embedder = MemoEmbedder(default_embedder())
-        detector = None if self.supersede else NeverContradicts()
-        self.memory = LiquidMemory(self.memory_config.replaced(seed=seed), self.embedder,
-                                   detector=detector, judge=self.judge,
-                                   edge_scorer=self.edge_scorer)
-
-    def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
-        hits = self.memory.recall(obs.text, self.config.k)
-        return [recalled(h.node_id, h.text, score=round(float(h.score), 4), sources=h.sources,
-                         path=h.path, valid=h.valid) for h in reversed(hits)]
-
-    def memory_size(self) -> int:
-        return len(self.memory)
-
-    def memory_nodes(self) -> list[dict[str, Any]]:
-        graph = self.memory.graph
-        return [{"id": n, "text": d["text"], "valid": d["valid_to"] is None, "key": d["key"]}
-                for n, d in graph.nodes(data=True)]
-
-    def memory_metrics(self) -> dict[str, Any]:
-        return self.memory.metrics()
 
 
 class ScriptedMagsAgent(MemoryAgent):
