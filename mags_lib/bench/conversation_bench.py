@@ -96,8 +96,7 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
     return {"config": asdict(cfg), "conversation": conv.sample_id, "note": "; ".join(
                 x for x in (note, missing) if x), "role_models": paths,
             "turns": len(turn_s), "questions": len(question_s),
-            "turn_s": {"p50": turn_p50, "p95": _p(turn_s, 95), "mean": _p(turn_s, 50) and round(
-                sum(turn_s) / len(turn_s), 4)},
+            "turn_s": {"p50": turn_p50, "p95": _p(turn_s, 95)},
             "question_s": {"p50": question_p50, "p95": _p(question_s, 95)},
             "memory_size": agent.memory_size() if hasattr(agent, "memory_size") else None,
             "targets": {"turn_p50": {"limit_s": cfg.turn_target_s, "value": turn_p50,

@@ -150,20 +150,28 @@ def ask_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, s
     return rows
 
 
+def _rows_of(convs: list[Conversation], source: str, cfg: Any, skips: dict[str, Counter]
+             ) -> dict[str, list[dict]]:
+    """Write and ask rows of `convs`, each conversation drawing from its own seeded stream;
+    a row's seed is the persona's or the LoCoMo conversation's number."""
+    out: dict[str, list[dict]] = {"ask": [], "write": []}
+    for conv in convs:
+        seed = int(conv.sample_id.rsplit("-", 1)[-1])
+        rng = random.Random(f"conversation:{cfg.seed}:{conv.sample_id}")
+        out["write"] += write_rows(conv, rng, cfg, source=source, seed=seed,
+                                   skips=skips["write"])
+        out["ask"] += ask_rows(conv, rng, cfg, source=source, seed=seed, skips=skips["ask"])
+    return out
+
+
 def _persona(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[dict]]:
     from mags_lib.conversations.persona import persona_set
 
     n = cfg.n_persona_train if split == "train" else cfg.n_persona_val
-    out: dict[str, list[dict]] = {"ask": [], "write": []}
     if n <= 0:
-        return out
-    for conv in persona_set("train" if split == "train" else "dev", n):
-        seed = int(conv.sample_id.rsplit("-", 1)[-1])
-        rng = random.Random(f"conversation:{cfg.seed}:{conv.sample_id}")
-        out["write"] += write_rows(conv, rng, cfg, source="persona", seed=seed,
-                                   skips=skips["write"])
-        out["ask"] += ask_rows(conv, rng, cfg, source="persona", seed=seed, skips=skips["ask"])
-    return out
+        return {"ask": [], "write": []}
+    return _rows_of(persona_set("train" if split == "train" else "dev", n), "persona", cfg,
+                    skips)
 
 
 def _locomo(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[dict]]:
@@ -178,13 +186,7 @@ def _locomo(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[d
         for task in out:
             skips[task]["locomo_missing"] += 1
         return out
-    for conv in load_locomo(path, ids=ids):
-        seed = int(conv.sample_id.rsplit("-", 1)[-1])
-        rng = random.Random(f"conversation:{cfg.seed}:{conv.sample_id}")
-        out["write"] += write_rows(conv, rng, cfg, source="locomo", seed=seed,
-                                   skips=skips["write"])
-        out["ask"] += ask_rows(conv, rng, cfg, source="locomo", seed=seed, skips=skips["ask"])
-    return out
+    return _rows_of(load_locomo(path, ids=ids), "locomo", cfg, skips)
 
 
 def conversation_rows(cfg: Any) -> tuple[dict[str, dict[str, list[dict]]],
