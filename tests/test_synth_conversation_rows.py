@@ -44,6 +44,29 @@ def test_write_rows_follow_the_gold_writes_and_show_what_they_replace():
     assert speakers[conv.speakers[0]] > 3 * speakers["Assistant"]
 
 
+def test_twins_reword_no_fact_turns_from_training_only_banks_and_leave_the_rest_alone():
+    from mags_lib.conversations import persona_phrases as P
+
+    conv = make_persona(5, "train")
+    plain = write_rows(conv, random.Random(0), CFG, source="persona", seed=5)
+    both = write_rows(conv, random.Random(0), CFG, source="persona", seed=5, twins=True)
+    twins = [r for r in both if "twin" in r["gold"]]
+    assert [r for r in both if "twin" not in r["gold"]] == plain  # the other rows unchanged
+    assert twins and all(r["gold"]["op"] == "none" and r["gold"]["ops"] == [] for r in twins)
+    assert {r["gold"]["twin"] for r in twins} == {"small_talk", "repeat"}
+    for r in twins:
+        said = r["gold"]["observation"].split(": ", 1)[1]
+        if r["gold"]["twin"] == "small_talk":
+            assert said in P.TRAIN_SMALL_TALK
+        else:  # the same state clause in a training-only repeat frame
+            assert any(said.startswith(f.split("{s}")[0]) for f in P.TRAIN_REPEAT)
+        assert "<engram>\n</engram>" in r["completion"][0]["content"]
+    # the training-only banks share no entry with any bank's dev or test phrasings
+    held = {x for bank in (P.GREETING, P.CHIT_CHAT, P.REPEAT, P.ASSISTANT)
+            for split in ("dev", "test") for x in P.split_of(bank, split)}
+    assert not held & (set(P.TRAIN_SMALL_TALK) | set(P.TRAIN_REPEAT))
+
+
 def test_ask_rows_name_the_asker_and_find_the_gold():
     conv = make_persona(5, "train")
     rows = ask_rows(conv, random.Random(0), CFG, source="persona", seed=5)
@@ -68,6 +91,8 @@ def test_splits_keep_test_personas_and_test_conversations_out(tmp_path, monkeypa
         assert all(c.startswith("persona-train-") for c in train)
         assert all(c.startswith("persona-dev-") for c in val)
         assert all(r["game_seed"] in SEEDS["train"] for r in rows[task]["train"])
+    assert any("twin" in r["gold"] for r in rows["write"]["train"])
+    assert not any("twin" in r["gold"] for r in rows["write"]["val"])  # val keeps its phrasing
 
 
 def _locomo_doc(sample_id: str) -> dict:

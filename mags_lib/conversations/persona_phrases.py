@@ -247,6 +247,26 @@ CHIT_CHAT = ("The weather has been lovely today.", "I watched a great documentar
 ASSISTANT = ("Got it, thanks for telling me.", "Thanks, noted.", "Understood.",
              "I'll remember that.")
 GREETING = ("Hi again!", "Hello, me again.", "Hey, it's me.", "Good to talk again.")
+# Training-only banks: turns that carry no fact, and frames of a repeat, used by synthesis
+# (`synth.conversation_rows`) for extra "nothing to store" write rows. They are not split by
+# position: no conversation of any split is made from them, so dev and test stay as written.
+# Added after reading the write model's development errors (greetings and repeats written as
+# facts); the dev and test banks above were not touched.
+TRAIN_SMALL_TALK = (
+    "Hello there!", "Hi, how are you doing?", "Morning! Got a minute?", "Hey, back again.",
+    "Good evening!", "Hi, it's been a while.", "Hello! Quick chat?", "Hey hey.",
+    "Thanks for listening.", "Talk soon!", "That's all for today.", "Bye for now.",
+    "Anyway, enough about that.", "Haha, that's funny.", "Oh well, never mind.", "Right, okay.",
+    "It's been a long day.", "What a week it has been.",
+    "It rained all afternoon.", "I had a big lunch.",
+    "My phone battery died earlier.", "I made pancakes this morning.",
+    "The neighbours were loud last night.", "I went for a short walk.",
+    "There was a lovely sunset today.", "I'm in a good mood today.",
+    "I forgot my umbrella today.", "We ordered pizza tonight.",
+)
+TRAIN_REPEAT = ("As I told you before, {s}.", "Same as last time, {s}.",
+                "Nothing new there: {s}.", "Still the same, {s}.", "I think I said this: {s}.",
+                "Just so you remember, {s}.")
 RELATIONS = ("cousin", "friend", "colleague", "neighbour", "flatmate", "old classmate")
 PEOPLE = ("Ana", "Tomas", "Lena", "Marco", "Priya", "Jonas", "Chloe", "Ravi", "Ines", "Oskar",
           "Yara", "Felix", "Nadia", "Hugo", "Mira", "Emil")

@@ -201,7 +201,7 @@ def _add_conversation_rows(cfg: SynthConfig, final: dict, why: dict[str, Counter
                 len(pool) - len(keep)
             pool = [pool[i] for i in keep]
             if task == "write":
-                pool = _cap_none(pool, cfg.max_none_share, local, cap)
+                pool = _cap_none(pool, cfg.conversation_none_share, local, cap)
             final[task][split] = final[task][split] + _select(pool, task, cap, cfg, local)
             random.Random(f"merge:{cfg.seed}:{task}:{split}").shuffle(final[task][split])
             if split == "train":  # val / test rows may not near-duplicate a train row either

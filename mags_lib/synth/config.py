@@ -64,8 +64,15 @@ class SynthConfig:
     assistant_turn_share: float = field(default=0.1, metadata={
         "help": "persona write rows: share of the assistant's replies ('Thanks, noted.') kept "
                 "as nothing-to-store rows"})
+    no_fact_twin_share: float = field(default=0.5, metadata={
+        "help": "persona training write rows: share of the user's turns without a fact that "
+                "also give a twin row reworded from the training-only small-talk and repeat "
+                "banks (persona_phrases.TRAIN_SMALL_TALK / TRAIN_REPEAT), nothing to store"})
+    conversation_none_share: float = field(default=0.5, metadata={
+        "help": "conversation write rows: at most this share of 'nothing to store' rows (about "
+                "half of a person's turns carry no fact; max_none_share is the game's)"})
     max_conversation_rows: dict[str, int] = field(
-        default_factory=lambda: {"ask": 700, "write": 1000}, metadata={
+        default_factory=lambda: {"ask": 700, "write": 1300}, metadata={
             "help": "training rows per task from conversations at most, on top of max_rows "
                     "(val: max_eval_rows)"})
     # ----- rows ------------------------------------------------------------------------
@@ -192,9 +199,11 @@ class SynthConfig:
         if unknown or not self.sources:
             raise MagsError(f"SynthConfig.sources = {self.sources}",
                             f"name one or more of {SOURCES}")
-        if not 0.0 <= self.assistant_turn_share <= 1.0 or min(self.n_persona_train,
-                                                               self.n_persona_val) < 0:
-            raise MagsError("SynthConfig: assistant_turn_share is a share in [0, 1] and the "
+        if not all(0.0 <= x <= 1.0 for x in (self.assistant_turn_share, self.no_fact_twin_share,
+                                              self.conversation_none_share)) \
+                or min(self.n_persona_train, self.n_persona_val) < 0:
+            raise MagsError("SynthConfig: assistant_turn_share, no_fact_twin_share and "
+                            "conversation_none_share are shares in [0, 1] and the "
                             "persona counts are >= 0", "fix the values given")
         if min(self.n_train_games, self.n_val_games, self.n_test_games) < 1:
             raise MagsError("SynthConfig: every split needs at least one game",

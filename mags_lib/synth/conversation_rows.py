@@ -79,10 +79,31 @@ def _row(task: str, prompt: list[dict], completion: str, gold: dict, seed: int) 
             "task": task, "gold": {**gold, "origin": "conversation"}, "game_seed": seed}
 
 
+def _twin_text(text: str, rng: random.Random) -> tuple[str, str] | None:
+    """A training-only rewording of a user turn that carries no fact, and its kind: a repeat
+    ("As I said, X.") in another repeat frame, anything else as other small talk."""
+    from mags_lib.conversations import persona_phrases as P
+
+    for frame in P.split_of(P.REPEAT, "train"):
+        head, tail = frame.split("{s}")
+        if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
+            return rng.choice(P.TRAIN_REPEAT).format(s=text[len(head):len(text) - len(tail)]), \
+                "repeat"
+    return rng.choice(P.TRAIN_SMALL_TALK), "small_talk"
+
+
 def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, seed: int,
-               skips: Counter | None = None) -> list[dict]:
-    """One write row per turn of `conv` (the assistant's turns at `cfg.assistant_turn_share`)."""
+               skips: Counter | None = None, twins: bool = False) -> list[dict]:
+    """One write row per turn of `conv` (the assistant's turns at `cfg.assistant_turn_share`).
+
+    With `twins` (persona training rows only), a user turn that carries no fact also gives,
+    at `cfg.no_fact_twin_share`, a twin row: the same memory, the turn reworded from the
+    training-only banks (`persona_phrases.TRAIN_SMALL_TALK` / `TRAIN_REPEAT`), "nothing to
+    store". The twins draw from their own stream, so the other rows stay as they were."""
+    from dataclasses import replace
+
     skips = skips if skips is not None else Counter()
+    twin_rng = random.Random(f"twin:{getattr(cfg, 'seed', 0)}:{conv.sample_id}")
     by_turn, known, rows = _fact_turns(conv), [], []
     user = conv.speakers[0]
     for i, turn in enumerate(conv.turns()):
@@ -118,6 +139,13 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
                 "conversation": conv.sample_id, "turn": i}
         completion = format_actions(actions) if actions else NOTHING_TO_STORE
         rows.append(_row("write", surface.write_prompt(obs, memory, rng), completion, gold, seed))
+        if twins and not ops and turn.speaker == user \
+                and twin_rng.random() < cfg.no_fact_twin_share:
+            text, kind = _twin_text(turn.text, twin_rng)
+            twin_obs = turn_text(replace(turn, text=text), dated=True)
+            rows.append(_row("write", surface.write_prompt(twin_obs, memory, twin_rng),
+                             NOTHING_TO_STORE, {**gold, "observation": twin_obs, "twin": kind},
+                             seed))
     return rows
 
 
@@ -150,16 +178,17 @@ def ask_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, s
     return rows
 
 
-def _rows_of(convs: list[Conversation], source: str, cfg: Any, skips: dict[str, Counter]
-             ) -> dict[str, list[dict]]:
+def _rows_of(convs: list[Conversation], source: str, cfg: Any, skips: dict[str, Counter],
+             twins: bool = False) -> dict[str, list[dict]]:
     """Write and ask rows of `convs`, each conversation drawing from its own seeded stream;
-    a row's seed is the persona's or the LoCoMo conversation's number."""
+    a row's seed is the persona's or the LoCoMo conversation's number. `twins`: see
+    `write_rows`."""
     out: dict[str, list[dict]] = {"ask": [], "write": []}
     for conv in convs:
         seed = int(conv.sample_id.rsplit("-", 1)[-1])
         rng = random.Random(f"conversation:{cfg.seed}:{conv.sample_id}")
         out["write"] += write_rows(conv, rng, cfg, source=source, seed=seed,
-                                   skips=skips["write"])
+                                   skips=skips["write"], twins=twins)
         out["ask"] += ask_rows(conv, rng, cfg, source=source, seed=seed, skips=skips["ask"])
     return out
 
@@ -171,7 +200,7 @@ def _persona(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[
     if n <= 0:
         return {"ask": [], "write": []}
     return _rows_of(persona_set("train" if split == "train" else "dev", n), "persona", cfg,
-                    skips)
+                    skips, twins=split == "train")
 
 
 def _locomo(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[dict]]:
