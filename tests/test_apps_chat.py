@@ -37,16 +37,21 @@ def _say(session, text):
 
 
 def test_a_statement_is_written_a_question_is_asked_and_both_are_answered(tmp_path):
+    from datetime import date
+
     s = _session(tmp_path)
+    s.today = lambda: date(2026, 11, 28)
     assert _say(s, "My sister Ana lives in Porto.") == "Ana lives in Porto."
     assert s.last["roles"] == ["write", "answer"]
     assert s.last["write"]["applied"]["added"]  # the write model's fact
     texts = {s.memory.node(n)["text"]: s.memory.node(n)["block"] for n in s.memory.graph}
-    assert texts == {"My sister Ana lives in Porto.": "episodic",
-                     "Ana lives in Porto.": "semantic"}
+    said = "[28 November 2026] User: My sister Ana lives in Porto."  # as a conversation's turn
+    assert texts == {said: "episodic", "Ana lives in Porto.": "semantic"}
+    assert said in s.llms["write"].calls[-1][-1]["content"]  # what the write model read
     assert not s.llms["ask"].calls
     _say(s, "Where does Ana live?")
     assert s.last["roles"] == ["ask", "answer"] and s.last["ask"]["queries"] == ["where Ana lives"]
+    assert "User: Where does Ana live?" in s.llms["ask"].calls[-1][-1]["content"]
     recalled = [r["text"] for r in s.last["recalled"]]
     assert "Ana lives in Porto." in recalled
     system = s.llms["answer"].calls[-1][0]["content"]
@@ -161,7 +166,7 @@ def test_save_as_and_load_switch_files(tmp_path):
     _say(other, "Bo plays the cello.")
     other.close()
     command(s, f"/load {tmp_path / 'other'}")
-    texts = {s.memory.node(n)["text"] for n in s.memory.graph}
+    texts = " | ".join(s.memory.node(n)["text"] for n in s.memory.graph)
     assert "Bo plays the cello." in texts and "My sister Ana lives in Porto." not in texts
 
 

@@ -10,9 +10,11 @@ Every message goes through the loop of `agents/loop.py`, with a person instead o
 
 * **route** (`agents/router.py` `message_kind`): a question goes to the ask model, anything
   else is information for the write model; the answer model replies to both;
-* **write**: the message is kept verbatim in the *episodic* block (what was said, with
-  `chat:<turn>` provenance), and the write model, shown what memory already holds about it,
-  emits `<engram>` actions (semantic facts, updates, links) applied with `memory.apply`;
+* **write**: the message, dated and signed with the person's name (`ChatConfig.user`:
+  "[28 November 2026] Ana: I moved to Lisbon.", as the models read a conversation's turns), is
+  kept verbatim in the *episodic* block (with `chat:<turn>` provenance), and the write model,
+  shown what memory already holds about it, emits `<engram>` actions (semantic facts, updates,
+  links) applied with `memory.apply`;
 * **ask**: the ask model's `<recall>` queries (grammar-constrained) run the memory's read path;
   hits are merged by node; a statement recalls on its own text;
 * **answer**: the answer model replies, streamed, with the recalled lines and the last few
@@ -32,6 +34,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +73,10 @@ class ChatConfig:
     embedder: str = field(default="embedded", metadata={
         "help": "'embedded' (all-MiniLM-L6-v2), 'hashing' (no model, for tests), or a "
                 "sentence-transformers model directory"})
+    user: str = field(default="User", metadata={
+        "help": "your name: the write and ask models read a message as '[date] USER: message' "
+                "(a question as 'USER: question'), as they read a conversation's turns, so "
+                "'I' and 'my' are stored as yours; '' gives them the bare message"})
     k: int = field(default=4, metadata={"help": "memory lines in the answer prompt"})
     query_k: int = field(default=3, metadata={"help": "hits per ask query before merging"})
     history: int = field(default=3, metadata={"help": "past exchanges kept in the prompt"})
@@ -163,6 +170,10 @@ def graph_path(memory_path: str | Path) -> Path:
     return path.with_name(path.name + "-graph.html")
 
 
+class _Empty:  # a stand-in memory for the doctest of `ChatSession.framed`
+    step_count = 0
+
+
 class ChatSession:
     """One person's conversation with a persistent memory; see the module docstring."""
 
@@ -180,6 +191,23 @@ class ChatSession:
         self.stepped = True
         self.turn = memory.step_count
         self.last: dict[str, Any] = {}
+        self.today: Callable[[], date] = date.today  # the day a message is dated with
+
+    def framed(self, text: str, question: bool = False) -> str:
+        """`text` as the role models read it: dated and with the speaker's name, as a
+        conversation's turn (`turn_text(dated=True)`); a question with its asker (`QA.asked`).
+
+        >>> s = ChatSession(ChatConfig(user="Ana"), _Empty(), {}, {}, None)
+        >>> s.today = lambda: date(2026, 11, 28)
+        >>> s.framed("I moved to Lisbon."), s.framed("Where do I live?", question=True)
+        ('[28 November 2026] Ana: I moved to Lisbon.', 'Ana: Where do I live?')
+        """
+        if not self.cfg.user:
+            return text
+        if question:
+            return f"{self.cfg.user}: {text}"
+        day = self.today()
+        return f"[{day.day} {day:%B %Y}] {self.cfg.user}: {text}"
 
     last_step_reward: float | None = None
 
@@ -229,8 +257,8 @@ class ChatSession:
         roles = tuple(dict.fromkeys([*route(kind), "answer"]))  # a person always gets a reply
         self.last = {"turn": self.turn, "message": text, "kind": kind, "roles": list(roles)}
         if "write" in roles:
-            self._write(text)
-        queries = self._queries(text) if "ask" in roles else [text]
+            self._write(self.framed(text))
+        queries = self._queries(self.framed(text, question=True)) if "ask" in roles else [text]
         lines = self._recall(queries)
         self.last["recalled"] = lines
         messages = self._answer_messages(text, lines)
@@ -299,7 +327,10 @@ class ChatSession:
 
     def _answer_messages(self, text: str, lines: list[dict[str, Any]]) -> list[dict[str, str]]:
         notes = "\n".join(f"- {line['text']}" for line in lines) or NO_MEMORY
-        messages = [{"role": "system", "content": ANSWER_SYSTEM.format(memory=notes)}]
+        system = ANSWER_SYSTEM.format(memory=notes)
+        if self.cfg.user:
+            system = f"The user is {self.cfg.user}. {system}"
+        messages = [{"role": "system", "content": system}]
         for user, assistant in self.exchanges[-self.cfg.history:] if self.cfg.history else []:
             messages += [{"role": "user", "content": user},
                          {"role": "assistant", "content": assistant}]
