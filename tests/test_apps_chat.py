@@ -249,3 +249,12 @@ def test_a_foreign_memory_is_left_untouched_and_a_new_one_offered(tmp_path, monk
     assert (foreign / "graph.json").read_text() == '{"something": "else"}'
     monkeypatch.setattr("builtins.input", lambda prompt: "n")
     assert chat_cli.open_session(cfg) is None
+
+
+def test_the_write_model_is_shown_stored_facts_not_the_raw_messages(tmp_path):
+    s = _session(tmp_path)
+    _say(s, "My sister Ana lives in Porto.")
+    _say(s, "Ana moved to Lisbon.")
+    shown = s.llms["write"].calls[-1][-1]["content"]
+    assert "Ana lives in Porto." in shown  # the semantic fact the write model may update
+    assert "My sister Ana lives in Porto." not in shown  # the episode stays out of its view

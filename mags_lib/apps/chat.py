@@ -286,7 +286,9 @@ class ChatSession:
         from mags_lib.agents.role_prompts import play_write_messages
 
         source = f"chat:{self.turn}"
-        held = [h.text for h in self.memory.recall(text, 3, learn=False)]
+        # the stored facts nearest the message, as the write model was trained to see them
+        # (the episodic block's raw messages, lexically closest, crowded them out)
+        held = [h.text for h in self.memory.recall(text, 3, block="semantic", learn=False)]
         episode = self.memory.observe(text, block="episodic", source=source)
         out = self.llms["write"].chat(play_write_messages(text, held,
                                                           few_shot=self.few_shot["write"]),
@@ -327,10 +329,7 @@ class ChatSession:
 
     def _answer_messages(self, text: str, lines: list[dict[str, Any]]) -> list[dict[str, str]]:
         notes = "\n".join(f"- {line['text']}" for line in lines) or NO_MEMORY
-        system = ANSWER_SYSTEM.format(memory=notes)
-        if self.cfg.user:
-            system = f"The user is {self.cfg.user}. {system}"
-        messages = [{"role": "system", "content": system}]
+        messages = [{"role": "system", "content": ANSWER_SYSTEM.format(memory=notes)}]
         for user, assistant in self.exchanges[-self.cfg.history:] if self.cfg.history else []:
             messages += [{"role": "user", "content": user},
                          {"role": "assistant", "content": assistant}]
