@@ -95,7 +95,8 @@ class Scripted:
 def chat_session(path: Path, fact: str, said: list[str] | None = None) -> ChatSession:
     llms = {"answer": Scripted("Noted."), "ask": Scripted("<recall>\nquery: x\n</recall>"),
             "write": Scripted(f"<engram>\nadd semantic 0.9: {fact}\n")}
-    return ChatSession.open(ChatConfig(memory=str(path), embedder="hashing"), llms=llms,
+    # user="": messages stored as typed (no date), so the texts compared are the same each day
+    return ChatSession.open(ChatConfig(memory=str(path), embedder="hashing", user=""), llms=llms,
                             embedder=HashingEmbedder(),
                             say=said.append if said is not None else lambda s: None)
 

@@ -59,7 +59,8 @@ def replay(conv: Any, memory_dir: str | Path, *, llms: dict[str, Any], few_shot:
         for turn in conv.sessions[s]:
             if turn.speaker != user:
                 continue  # the chat's own replies take the assistant's place
-            session.today = lambda d=_day(turn.date): d
+            day = _day(turn.date)
+            session.today = lambda day=day: day
             reply = _reply(session, turn.text)
             write = session.last.get("write", {})
             writes.append({"turn": turn.dia_id, "said": turn.text, "raw": write.get("raw"),
