@@ -170,8 +170,19 @@ def graph_path(memory_path: str | Path) -> Path:
     return path.with_name(path.name + "-graph.html")
 
 
-class _Empty:  # a stand-in memory for the doctest of `ChatSession.framed`
-    step_count = 0
+def framed(text: str, user: str, day: date, question: bool = False) -> str:
+    """`text` as the role models read it: dated and with the speaker's name, as a
+    conversation's turn (`turn_text(dated=True)`); a question with its asker (`QA.asked`);
+    unchanged without a `user`.
+
+    >>> framed("I moved to Lisbon.", "Ana", date(2026, 11, 28))
+    '[28 November 2026] Ana: I moved to Lisbon.'
+    >>> framed("Where do I live?", "Ana", date(2026, 11, 28), question=True)
+    'Ana: Where do I live?'
+    """
+    if not user:
+        return text
+    return f"{user}: {text}" if question else f"[{day.day} {day:%B %Y}] {user}: {text}"
 
 
 class ChatSession:
@@ -194,20 +205,8 @@ class ChatSession:
         self.today: Callable[[], date] = date.today  # the day a message is dated with
 
     def framed(self, text: str, question: bool = False) -> str:
-        """`text` as the role models read it: dated and with the speaker's name, as a
-        conversation's turn (`turn_text(dated=True)`); a question with its asker (`QA.asked`).
-
-        >>> s = ChatSession(ChatConfig(user="Ana"), _Empty(), {}, {}, None)
-        >>> s.today = lambda: date(2026, 11, 28)
-        >>> s.framed("I moved to Lisbon."), s.framed("Where do I live?", question=True)
-        ('[28 November 2026] Ana: I moved to Lisbon.', 'Ana: Where do I live?')
-        """
-        if not self.cfg.user:
-            return text
-        if question:
-            return f"{self.cfg.user}: {text}"
-        day = self.today()
-        return f"[{day.day} {day:%B %Y}] {self.cfg.user}: {text}"
+        """`framed` with this chat's user and today's date."""
+        return framed(text, self.cfg.user, self.today(), question)
 
     last_step_reward: float | None = None
 
