@@ -53,7 +53,7 @@ def test_a_statement_is_written_a_question_is_asked_and_both_are_answered(tmp_pa
     assert s.last["roles"] == ["ask", "answer"] and s.last["ask"]["queries"] == ["where Ana lives"]
     assert "User: Where does Ana live?" in s.llms["ask"].calls[-1][-1]["content"]
     recalled = [r["text"] for r in s.last["recalled"]]
-    assert "Ana lives in Porto." in recalled
+    assert "[28 November 2026] Ana lives in Porto." in recalled  # dated with the day it was said
     system = s.llms["answer"].calls[-1][0]["content"]
     assert "Ana lives in Porto." in system  # the recalled lines reach the answer prompt
     assert len(s.memory.graph) == 2  # a question is not stored
@@ -258,3 +258,32 @@ def test_the_write_model_is_shown_stored_facts_not_the_raw_messages(tmp_path):
     shown = s.llms["write"].calls[-1][-1]["content"]
     assert "Ana lives in Porto." in shown  # the semantic fact the write model may update
     assert "My sister Ana lives in Porto." not in shown  # the episode stays out of its view
+
+
+def test_an_updated_fact_is_recalled_after_the_version_it_replaced(tmp_path):
+    from datetime import date
+
+    s = _session(tmp_path)
+    s.today = lambda: date(2026, 5, 8)
+    _say(s, "My sister Ana lives in Porto.")
+    s.close()
+    s = _session(tmp_path, write="<engram>\nupdate semantic 0.9: Ana lives in Lisbon.\n")
+    s.today = lambda: date(2026, 6, 2)
+    _say(s, "Ana moved to Lisbon.")
+    assert s.last["write"]["applied"]["superseded"]
+    s.close()
+    llms = s.llms
+    s = ChatSession.open(ChatConfig(memory=str(tmp_path / "mem"), embedder="hashing", versions=1),
+                         llms=llms, embedder=HashingEmbedder(), say=lambda _: None)
+    _say(s, "Where did Ana live before?")
+    lines = [(r["text"], r["valid"]) for r in s.last["recalled"]]
+    assert lines[-2:] == [("[8 May 2026] (no longer true) Ana lives in Porto.", False),
+                          ("[2 June 2026] Ana lives in Lisbon.", True)]  # the current one last
+    assert "  old [semantic] [8 May 2026] (no longer true)" in "\n".join(why_lines(s.last))
+    s.close()
+    s = _session(tmp_path)  # versions=0, the default: current facts only
+    _say(s, "Where did Ana live before?")
+    assert [r["text"] for r in s.last["recalled"]][-1] == "[2 June 2026] Ana lives in Lisbon."
+    assert not any("no longer true" in r["text"] for r in s.last["recalled"])
+    with pytest.raises(MagsError, match="versions"):
+        ChatConfig(versions=-1)

@@ -31,6 +31,8 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--ask-model", default="auto", help="mags's ask model ('auto': notebook 04's)")
     ap.add_argument("--write-model", default="auto", help="mags's write model")
+    ap.add_argument("--versions", type=int, default=0,
+                    help="mags: earlier versions shown before each recalled fact (LoopConfig)")
     ap.add_argument("--judge", action="store_true",
                     help="persona: also judge the write and ask models alone, as in play")
     args = ap.parse_args()
@@ -49,7 +51,8 @@ def main() -> None:
 
     convs = (persona_set(args.split, args.n) if args.source == "persona"
              else load_locomo(ids=SPLITS[args.split][:args.n]))
-    cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions)
+    cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions,
+                                 loop={"versions": args.versions})
     llm = load_llm(model=args.model)
     out = run_conversation_eval(convs, llm, cfg, embedder=MemoEmbedder(default_embedder()),
                                 roles=roles,

@@ -94,6 +94,10 @@ class LoopConfig:
         "help": "'model': the write model emits each information turn's <engram> block; "
                 "'verbatim': no write model, every information turn is added as it came "
                 "(semantic, confidence 0.9), the ablation `mags_verbatim`"})
+    versions: int = field(default=0, metadata={
+        "help": "earlier versions shown before each recalled fact, marked '(no longer true)' "
+                "(`agents.history_lines`), so that the answer model can name what was true "
+                "before; 0: the facts valid now only (the game, whose stale rules only mislead)"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -107,6 +111,9 @@ class LoopConfig:
         if self.writer not in WRITERS:
             raise MagsError(f"LoopConfig: unknown writer {self.writer!r}",
                             f"use one of {', '.join(WRITERS)}")
+        if self.versions < 0:
+            raise MagsError(f"LoopConfig: versions = {self.versions}",
+                            "versions >= 0 (earlier versions per recalled fact; 0 = none)")
         if self.working_lines < 0 or not 0.0 <= self.working_min_cosine <= 1.0:
             raise MagsError(f"LoopConfig: working_lines = {self.working_lines}, "
                             f"working_min_cosine = {self.working_min_cosine}",
@@ -190,12 +197,14 @@ class MagsLoopAgent(MemoryAgent):
         self.last_write: dict[str, Any] | None = None
         self.last_ask: dict[str, Any] | None = None
         self.routes: list[tuple[int, str, tuple[str, ...]]] = []
+        self.when: dict[str, str] = {}
 
     def reset(self, seed: int) -> None:
         super().reset(seed)
         self.counts = Counter()
         self.routes = []
         self.last_write = self.last_ask = None
+        self.when: dict[str, str] = {}  # source -> the day the task dated it with
 
     # ----- every turn -------------------------------------------------------------------
     def observe(self, obs: Observation, reward: float | None = None,
@@ -208,6 +217,8 @@ class MagsLoopAgent(MemoryAgent):
             roles = ("write", *roles)  # a decision turn that also informs (TextWorld's rooms)
         timing["route"] = time.perf_counter() - t0
         self.routes.append((obs.turn, obs.kind, roles))
+        if obs.when is not None:
+            self.when[f"turn:{obs.turn}"] = obs.when
         if "write" in roles and obs.text:
             self.write(obs, timing)
             t2 = time.perf_counter()
@@ -295,10 +306,12 @@ class MagsLoopAgent(MemoryAgent):
         return lines
 
     def _hits(self, queries: list[str]) -> list[dict[str, Any]]:
-        """Each query's recall hits, merged by node (best score), the best k, best last."""
+        """Each query's recall hits, merged by node (best score), the best k, best last; each
+        after its `versions` earlier versions, dated where the task dates its turns."""
+        from mags_lib.agents.history_lines import with_history
+
         hits = merged_hits(self.memory, queries, self.loop.query_k, self.config.k)
-        return [recalled(h.node_id, h.text, score=round(float(h.score), 4), sources=h.sources,
-                         path=h.path, valid=h.valid) for h in reversed(hits)]
+        return with_history(self.memory, hits, self.loop.versions, self.when.get)
 
     def working_hits(self, queries: list[str]) -> list[tuple[float, str]]:
         """(best cosine to a query, text) of the working-memory items at or above

@@ -80,6 +80,11 @@ class ChatConfig:
     k: int = field(default=4, metadata={"help": "memory lines in the answer prompt"})
     query_k: int = field(default=3, metadata={"help": "hits per ask query before merging"})
     history: int = field(default=3, metadata={"help": "past exchanges kept in the prompt"})
+    versions: int = field(default=0, metadata={
+        "help": "earlier versions of a recalled fact shown before it, dated and marked '(no "
+                "longer true)', so that 'where did I live before?' can be answered. Off (0) by "
+                "default: the 135M answer model names the stale value more often when shown it "
+                "(docs/journal.md, 2026-11-28)"})
     max_tokens: int = field(default=160, metadata={"help": "new tokens per reply"})
     n_ctx: int = field(default=2048, metadata={"help": "context window of local models"})
     allow_unsigned: bool = field(default=False, metadata={
@@ -96,6 +101,8 @@ class ChatConfig:
                                 f"{getattr(self, name)}", f"pass a positive --{name}")
         if self.history < 0:
             raise MagsError("ChatConfig.history must be 0 or more", "pass --history 0 or more")
+        if self.versions < 0:
+            raise MagsError("ChatConfig.versions must be 0 or more", "pass --versions 0 or more")
 
 
 def model_spec(spec: str, role: str) -> tuple[str | None, bool]:
@@ -182,7 +189,26 @@ def framed(text: str, user: str, day: date, question: bool = False) -> str:
     """
     if not user:
         return text
-    return f"{user}: {text}" if question else f"[{day.day} {day:%B %Y}] {user}: {text}"
+    return f"{user}: {text}" if question else f"[{day_text(day)}] {user}: {text}"
+
+
+def day_text(day: date) -> str:
+    """A day as conversations write it.
+
+    >>> day_text(date(2026, 11, 8))
+    '8 November 2026'
+    """
+    return f"{day.day} {day:%B %Y}"
+
+
+def source_day(source: Any) -> str | None:
+    """The day a chat source was said on ('chat:12 on 28 November 2026'); None for others.
+
+    >>> source_day("chat:12 on 28 November 2026"), source_day("chat:3")
+    ('28 November 2026', None)
+    """
+    text = str(source)
+    return text.split(" on ", 1)[1] if text.startswith("chat:") and " on " in text else None
 
 
 class ChatSession:
@@ -284,7 +310,7 @@ class ChatSession:
         from mags_lib.agents.loop import ENGRAM_CLOSE, closed
         from mags_lib.agents.role_prompts import play_write_messages
 
-        source = f"chat:{self.turn}"
+        source = f"chat:{self.turn} on {day_text(self.today())}"
         # the stored facts nearest the message, as the write model was trained to see them
         # (the episodic block's raw messages, lexically closest, crowded them out)
         held = [h.text for h in self.memory.recall(text, 3, block="semantic", learn=False)]
@@ -319,12 +345,16 @@ class ChatSession:
         return queries or [text]
 
     def _recall(self, queries: list[str]) -> list[dict[str, Any]]:
+        """The best `k` facts for the queries, best last, each after its earlier versions."""
+        from mags_lib.agents.history_lines import with_history
         from mags_lib.agents.loop import merged_hits
 
         hits = merged_hits(self.memory, queries, self.cfg.query_k, self.cfg.k)
-        return [{"node": h.node_id, "text": h.text, "score": round(float(h.score), 4),
-                 "block": h.block, "path": list(h.path), "sources": list(h.sources)}
-                for h in reversed(hits)]
+        nodes = self.memory.graph.nodes
+        return [{"node": line["id"], "text": line["text"], "score": line["score"],
+                 "block": nodes[line["id"]]["block"], "valid": line["valid"],
+                 "path": line["path"], "sources": line["sources"]}
+                for line in with_history(self.memory, hits, self.cfg.versions, source_day)]
 
     def _answer_messages(self, text: str, lines: list[dict[str, Any]]) -> list[dict[str, str]]:
         notes = "\n".join(f"- {line['text']}" for line in lines) or NO_MEMORY

@@ -72,7 +72,8 @@ def why_lines(last: dict[str, Any]) -> list[str]:
         out.append("  ask model queries: " + "; ".join(a["queries"])
                    + (" (fallback: its output gave none)" if a["fallback"] else ""))
     out.append("  recalled for the answer (best last):")
-    out += [f"    #{r['node']} {r['score']:.3f} [{r['block']}] {r['text']}"
+    out += [f"    #{r['node']} " + ("  old" if r["score"] is None else f"{r['score']:.3f}")
+            + f" [{r['block']}] {r['text']}"
             for r in last.get("recalled", [])] or ["    (nothing)"]
     return out
 

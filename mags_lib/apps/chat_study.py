@@ -106,7 +106,8 @@ def chat_restart_study(split: str = "dev", n: int = 3, *, out: str | Path | None
             runs.append(run)
             scored += [{"qa": qa, "prediction": a["prediction"]}
                        for qa, a in zip(conv.qa, run["answers"], strict=True)]
-    report = {"split": split, "conversations": [c.sample_id for c in convs],
+    report = {"split": split, "chat": dict(chat),
+              "conversations": [c.sample_id for c in convs],
               "models": {role: getattr(llm, "name", str(llm)) for role, llm in llms.items()},
               "scores": persona_scores(scored), "runs": runs,
               "seconds": round(time.perf_counter() - t0, 1)}
@@ -119,6 +120,7 @@ def chat_restart_study(split: str = "dev", n: int = 3, *, out: str | Path | None
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
+    from mags_lib.apps.chat import ChatConfig
     from mags_lib.paths import RESULTS_DIR
 
     ap = argparse.ArgumentParser(prog="python -m mags_lib.apps.chat_study",
@@ -127,9 +129,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=int, default=3, help="persona conversations")
     ap.add_argument("--out", default=None,
                     help="JSON report (default results/12_conversations/chat_restart_SPLIT.json)")
+    ap.add_argument("--versions", type=int, default=ChatConfig.versions,
+                    help="earlier versions shown before each recalled fact (ChatConfig.versions)")
     args = ap.parse_args(argv)
     out = args.out or RESULTS_DIR / "12_conversations" / f"chat_restart_{args.split}.json"
-    report = chat_restart_study(args.split, args.n, out=out)
+    report = chat_restart_study(args.split, args.n, out=out, versions=args.versions)
     print(json.dumps({"scores": report["scores"], "seconds": report["seconds"],
                       "models": report["models"], "out": str(out)}, indent=1))
 

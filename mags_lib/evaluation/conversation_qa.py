@@ -51,6 +51,10 @@ class ConversationEvalConfig:
                 "part of it, and each 1,000 prompt tokens cost ~6 s on 2 cores)"})
     memory: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "MemoryConfig overrides for the memory agents and gold_writes"})
+    loop: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "LoopConfig overrides for the closed-loop agents (mags...), e.g. {'versions': "
+                "1}: each recalled fact after the version it replaced, marked '(no longer "
+                "true)', as gold_writes shows them"})
 
     def __post_init__(self) -> None:
         if self.k < 1 or self.max_tokens < 1 or self.context_window < 256:
@@ -63,7 +67,7 @@ def turn_observations(conv: Conversation) -> list[Any]:
     """The conversation as the stream an agent reads: one dated observation per turn."""
     from mags_lib.game.base import Observation
 
-    return [Observation(turn_text(t, dated=True), turn=i, kind="utterance")
+    return [Observation(turn_text(t, dated=True), turn=i, kind="utterance", when=day_of(t.date))
             for i, t in enumerate(conv.turns())]
 
 
@@ -86,13 +90,12 @@ class GoldWritesMemory:
     def memory_lines(self, obs: Any) -> list[dict[str, Any]]:
         """The k best facts, superseded ones included and marked, so that an earlier value
         can be answered and a current one told from it."""
+        from mags_lib.agents.history_lines import dated_line, first_day
+
         hits = self.memory.recall(obs.text, self.k, learn=False, include_invalid=True)
         return [{"id": h.node_id, "sources": list(h.sources), "valid": h.valid,
-                 "text": f"[{self._day(h.sources)}] " + ("" if h.valid else "(no longer true) ")
-                         + h.text} for h in reversed(hits)]
-
-    def _day(self, sources: list[Any]) -> str:
-        return next((self.day[s] for s in reversed(sources) if s in self.day), "?")
+                 "text": dated_line(h.text, first_day(h.sources, self.day.get) or "?", h.valid)}
+                for h in reversed(hits)]
 
     def memory_size(self) -> int:
         return len(self.memory)
@@ -105,11 +108,13 @@ def reader(name: str, conv: Conversation, llm: Any, cfg: ConversationEvalConfig,
 
     if name == "gold_writes":
         return GoldWritesMemory(conv, embedder, cfg.k, MemoryConfig.from_dict(cfg.memory))
-    from mags_lib.agents import make_agent
+    from mags_lib.agents import LOOP_AGENTS, make_agent
 
     extra: dict[str, Any] = {"embedder": embedder}
     if name.startswith("mags") or name == "mem0":
         extra.update(roles=roles or {}, memory=cfg.memory)
+    if name in LOOP_AGENTS:
+        extra["loop"] = cfg.loop
     agent = make_agent(name, llm, k=cfg.k, max_tokens=cfg.max_tokens,
                        context_window=cfg.context_window, **extra)
     agent.reset(cfg.seed)

@@ -24,16 +24,20 @@ KINDS = ("announce", "distractor", "decide", "feedback", "end")
 
 @dataclass(frozen=True)
 class Observation:
-    """What the agent reads at one turn. `legal_actions` is empty on a pure information turn."""
+    """What the agent reads at one turn. `legal_actions` is empty on a pure information turn;
+    `when` is the day the task dates the turn with ("8 May 2023", a conversation's session
+    day), None where the task has no calendar (the games)."""
 
     text: str
     legal_actions: tuple[str, ...] = ()
     turn: int = 0
     kind: str = "announce"
+    when: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "legal_actions": list(self.legal_actions), "turn": self.turn,
-                "kind": self.kind}
+        out = {"text": self.text, "legal_actions": list(self.legal_actions), "turn": self.turn,
+               "kind": self.kind}
+        return {**out, "when": self.when} if self.when is not None else out
 
 
 @dataclass

@@ -1,0 +1,60 @@
+"""Recalled facts with their earlier versions: what lets an answer model say what was true
+before, and since when.
+
+A memory agent recalls the facts valid now. A fact that changed is kept in the graph as a chain
+of versions (`LiquidMemory.history`: the current version first, then the ones it superseded).
+`with_history` puts up to `depth` earlier versions before each recalled fact, marked "(no longer
+true)", and dates every line with the day its node was first said where the task dates its
+observations (`Observation.when`); the games have no calendar and get the plain text.
+
+    lines = with_history(memory, hits, depth=1, day_of=agent.when.get)
+    [x["text"] for x in lines]
+    # ['[8 May 2023] (no longer true) Ana lives in Porto.', '[2 June 2023] Ana lives in Lisbon.']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mags_lib.agents.base import recalled
+
+
+def dated_line(text: str, day: str | None, valid: bool = True) -> str:
+    """A memory line as the answer model reads it.
+
+    >>> dated_line("Ana lives in Porto.", "8 May 2023", valid=False)
+    '[8 May 2023] (no longer true) Ana lives in Porto.'
+    >>> dated_line("Ana lives in Lisbon.", None)
+    'Ana lives in Lisbon.'
+    """
+    return ("" if day is None else f"[{day}] ") + ("" if valid else "(no longer true) ") + text
+
+
+def first_day(sources: list[Any], day_of: Callable[[Any], str | None]) -> str | None:
+    """The day of the earliest dated source: when the fact was first said.
+
+    >>> first_day(["turn:3", "turn:9"], {"turn:3": "8 May 2023"}.get)
+    '8 May 2023'
+    >>> first_day(["turn:1"], {}.get) is None
+    True
+    """
+    return next((d for d in (day_of(s) for s in sources) if d is not None), None)
+
+
+def with_history(memory: Any, hits: list[Any], depth: int,
+                 day_of: Callable[[Any], str | None] = lambda _: None) -> list[dict[str, Any]]:
+    """`recalled` entries for `hits` (best first), best last, each preceded by up to `depth` of
+    its earlier versions (newest of them nearest); every line dated by `day_of(source)`."""
+    out: list[dict[str, Any]] = []
+    for h in reversed(hits):
+        older = memory.history(h.node_id)[1:1 + depth] if depth else []
+        for old in reversed(older):
+            out.append(recalled(old.node_id, dated_line(old.text, first_day(old.sources, day_of),
+                                                        valid=False),
+                                score=None, sources=old.sources, path=[h.node_id, old.node_id],
+                                valid=False))
+        out.append(recalled(h.node_id, dated_line(h.text, first_day(h.sources, day_of)),
+                            score=round(float(h.score), 4), sources=h.sources, path=h.path,
+                            valid=h.valid))
+    return out

@@ -1,0 +1,74 @@
+"""Recalled facts with their earlier versions (agents/history_lines.py), as the closed loop
+shows them to the answer model when a task dates its turns."""
+
+from __future__ import annotations
+
+import pytest
+
+from mags_lib.actions import EngramAdd, EngramUpdate
+from mags_lib.agents.history_lines import with_history
+from mags_lib.agents.loop import LoopConfig, merged_hits
+from mags_lib.embed import HashingEmbedder
+from mags_lib.errors import MagsError
+from mags_lib.memory import LiquidMemory
+
+DAYS = {"turn:1": "8 May 2023", "turn:5": "2 June 2023"}
+
+
+def _memory() -> LiquidMemory:
+    m = LiquidMemory(embedder=HashingEmbedder())
+    m.apply([EngramAdd("semantic", "Ana lives in Porto.")], source="turn:1")
+    m.step()
+    report = m.apply([EngramUpdate("semantic", "Ana lives in Lisbon.")], source="turn:5")
+    assert report.superseded  # the update replaced Porto
+    m.step()
+    return m
+
+
+def test_each_fact_follows_its_earlier_version_dated_and_marked():
+    m = _memory()
+    hits = merged_hits(m, ["where Ana lives"], 3, 3)
+    assert [h.text for h in hits] == ["Ana lives in Lisbon."]  # recall gives valid facts only
+    lines = with_history(m, hits, 1, DAYS.get)
+    assert [(x["text"], x["valid"]) for x in lines] == [
+        ("[8 May 2023] (no longer true) Ana lives in Porto.", False),
+        ("[2 June 2023] Ana lives in Lisbon.", True)]
+    assert lines[0]["score"] is None and lines[0]["sources"] == ["turn:1"]
+
+
+def test_no_versions_and_no_calendar_give_the_plain_recalled_facts():
+    m = _memory()
+    hits = merged_hits(m, ["where Ana lives"], 3, 3)
+    lines = with_history(m, hits, 0)
+    assert [x["text"] for x in lines] == ["Ana lives in Lisbon."]  # as the game reads them
+    assert lines[0]["score"] == round(float(hits[0].score), 4)
+
+
+def test_the_loop_dates_lines_from_its_observations_and_checks_its_config():
+    from mags_lib.agents.loop import MagsLoopAgent
+    from mags_lib.game.base import Observation
+    from mags_lib.llm import Completion
+
+    class Scripted:
+        def __init__(self, texts):
+            self.texts = list(texts)
+
+        def chat(self, messages, **kw):
+            return Completion(self.texts.pop(0), finish_reason="stop")
+
+    write = Scripted(["<engram>\nadd semantic 0.9: Ana lives in Porto.\n",
+                      "<engram>\nupdate semantic 0.9: Ana lives in Lisbon.\n"])
+    ask = Scripted(["<recall>\nquery: where Ana lives\n</recall>"])
+    agent = MagsLoopAgent(None, ask_llm=ask, write_llm=write, loop=LoopConfig(versions=1),
+                          embedder=HashingEmbedder())
+    agent.reset(0)
+    agent.observe(Observation("[8 May 2023] Ana: I live in Porto.", turn=1, kind="utterance",
+                              when="8 May 2023"))
+    agent.observe(Observation("[2 June 2023] Ana: I moved to Lisbon.", turn=5, kind="utterance",
+                              when="2 June 2023"))
+    lines = agent.memory_lines(Observation("Where did Ana live before?", turn=6,
+                                           kind="question"))
+    assert [x["text"] for x in lines][-2:] == [
+        "[8 May 2023] (no longer true) Ana lives in Porto.", "[2 June 2023] Ana lives in Lisbon."]
+    with pytest.raises(MagsError, match="versions"):
+        LoopConfig(versions=-1)
