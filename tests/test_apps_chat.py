@@ -54,8 +54,11 @@ def test_a_statement_is_written_a_question_is_asked_and_both_are_answered(tmp_pa
     assert "User: Where does Ana live?" in s.llms["ask"].calls[-1][-1]["content"]
     recalled = [r["text"] for r in s.last["recalled"]]
     assert "[28 November 2026] Ana lives in Porto." in recalled  # dated with the day it was said
-    system = s.llms["answer"].calls[-1][0]["content"]
-    assert "Ana lives in Porto." in system  # the recalled lines reach the answer prompt
+    assert {r["block"] for r in s.last["recalled"]} == {"semantic"}  # facts, not the messages
+    asked = s.llms["answer"].calls[-1]
+    assert len(asked) == 2  # a question: the recalled lines and the question, no past exchanges
+    assert "Ana lives in Porto." in asked[-1]["content"]  # the recalled lines reach the prompt
+    assert asked[-1]["content"].endswith("Question: Where does Ana live?\nShort answer:")
     assert len(s.memory.graph) == 2  # a question is not stored
     assert any("ask model queries: where Ana lives" in line for line in why_lines(s.last))
 
@@ -287,3 +290,20 @@ def test_an_updated_fact_is_recalled_after_the_version_it_replaced(tmp_path):
     assert not any("no longer true" in r["text"] for r in s.last["recalled"])
     with pytest.raises(MagsError, match="versions"):
         ChatConfig(versions=-1)
+
+
+def test_with_questions_chat_a_question_gets_the_chat_prompt_and_past_exchanges(tmp_path):
+    llms = {"answer": Scripted("Ana lives in Porto."),
+            "ask": Scripted("<recall>\nquery: where Ana lives\n</recall>"),
+            "write": Scripted("<engram>\nadd semantic 0.9: Ana lives in Porto.\n")}
+    cfg = ChatConfig(memory=str(tmp_path / "mem"), embedder="hashing", questions="chat",
+                     answer_block="")
+    s = ChatSession.open(cfg, llms=llms, embedder=HashingEmbedder(), say=lambda _: None)
+    _say(s, "My sister Ana lives in Porto.")
+    _say(s, "Where does Ana live?")
+    asked = s.llms["answer"].calls[-1]
+    assert "Ana lives in Porto." in asked[0]["content"]  # the memory in the system prompt
+    assert [m["role"] for m in asked] == ["system", "user", "assistant", "user"]
+    assert "episodic" in {r["block"] for r in s.last["recalled"]}  # the message as said, too
+    with pytest.raises(MagsError, match="questions"):
+        ChatConfig(questions="sometimes")

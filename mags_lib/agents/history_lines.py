@@ -27,8 +27,11 @@ def dated_line(text: str, day: str | None, valid: bool = True) -> str:
     '[8 May 2023] (no longer true) Ana lives in Porto.'
     >>> dated_line("Ana lives in Lisbon.", None)
     'Ana lives in Lisbon.'
+    >>> dated_line("[8 May 2023] Ana: I moved.", "8 May 2023")  # a stored turn is dated already
+    '[8 May 2023] Ana: I moved.'
     """
-    return ("" if day is None else f"[{day}] ") + ("" if valid else "(no longer true) ") + text
+    dated = day is None or text.startswith(f"[{day}]")
+    return ("" if dated else f"[{day}] ") + ("" if valid else "(no longer true) ") + text
 
 
 def first_day(sources: list[Any], day_of: Callable[[Any], str | None]) -> str | None:

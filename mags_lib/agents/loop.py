@@ -145,11 +145,13 @@ def closed(out: Any, tag: str) -> str:
     return text
 
 
-def merged_hits(memory: Any, queries: list[str], query_k: int, k: int) -> list[Any]:
-    """Each query's valid recall hits, merged by node (best score); the best `k`, best first."""
+def merged_hits(memory: Any, queries: list[str], query_k: int, k: int,
+                block: str | None = None) -> list[Any]:
+    """Each query's valid recall hits (in `block`, else any), merged by node (best score); the
+    best `k`, best first."""
     best: dict[int, Any] = {}
     for q in queries:
-        for h in memory.recall(q, query_k):
+        for h in memory.recall(q, query_k, block=block):
             if h.valid and (h.node_id not in best or h.score > best[h.node_id].score):
                 best[h.node_id] = h
     return sorted(best.values(), key=lambda h: -h.score)[:k]

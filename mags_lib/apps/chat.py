@@ -85,6 +85,16 @@ class ChatConfig:
                 "longer true)', so that 'where did I live before?' can be answered. Off (0) by "
                 "default: the 135M answer model names the stale value more often when shown it "
                 "(docs/journal.md, 2026-11-28)"})
+    answer_block: str = field(default="semantic", metadata={
+        "help": "the memory block the answer's lines are recalled from: 'semantic' (the write "
+                "model's facts, where an update supersedes the old value) or '' (any block: the "
+                "messages as said too, which keep the old values; on development personas the "
+                "stale-answer rate rose from 0.125 to 0.250)"})
+    questions: str = field(default="memory", metadata={
+        "help": "how a question is answered: 'memory' (from the recalled lines alone, in the "
+                "short-answer prompt the conversation evaluation uses, no past exchanges: the "
+                "135M model copied its earlier replies from them) or 'chat' (the chat prompt "
+                "with the last --history exchanges, as for any other message)"})
     max_tokens: int = field(default=160, metadata={"help": "new tokens per reply"})
     n_ctx: int = field(default=2048, metadata={"help": "context window of local models"})
     allow_unsigned: bool = field(default=False, metadata={
@@ -101,6 +111,12 @@ class ChatConfig:
                                 f"{getattr(self, name)}", f"pass a positive --{name}")
         if self.history < 0:
             raise MagsError("ChatConfig.history must be 0 or more", "pass --history 0 or more")
+        if self.answer_block not in ("", "semantic", "episodic"):
+            raise MagsError(f"unknown ChatConfig.answer_block {self.answer_block!r}",
+                            "pass --answer-block '' (any), semantic or episodic")
+        if self.questions not in ("memory", "chat"):
+            raise MagsError(f"unknown ChatConfig.questions {self.questions!r}",
+                            "pass --questions memory or --questions chat")
         if self.versions < 0:
             raise MagsError("ChatConfig.versions must be 0 or more", "pass --versions 0 or more")
 
@@ -288,8 +304,10 @@ class ChatSession:
         self.last["recalled"] = lines
         messages = self._answer_messages(text, lines)
         pieces: list[str] = []
+        short = self.cfg.questions == "memory" and kind == "question"  # a short answer's line
         for piece in stream_chat(self.llms["answer"], messages, max_tokens=self.cfg.max_tokens,
-                                 temperature=0.0, seed=0):
+                                 temperature=0.0, seed=0,
+                                 **({"stop": ["\nQuestion:", "\n\n"]} if short else {})):
             pieces.append(piece)
             yield piece
         answer = "".join(pieces).strip()
@@ -349,7 +367,8 @@ class ChatSession:
         from mags_lib.agents.history_lines import with_history
         from mags_lib.agents.loop import merged_hits
 
-        hits = merged_hits(self.memory, queries, self.cfg.query_k, self.cfg.k)
+        hits = merged_hits(self.memory, queries, self.cfg.query_k, self.cfg.k,
+                           block=self.cfg.answer_block or None)
         nodes = self.memory.graph.nodes
         return [{"node": line["id"], "text": line["text"], "score": line["score"],
                  "block": nodes[line["id"]]["block"], "valid": line["valid"],
@@ -357,6 +376,10 @@ class ChatSession:
                 for line in with_history(self.memory, hits, self.cfg.versions, source_day)]
 
     def _answer_messages(self, text: str, lines: list[dict[str, Any]]) -> list[dict[str, str]]:
+        if self.cfg.questions == "memory" and self.last.get("kind") == "question":
+            from mags_lib.agents.open_answer import open_messages
+
+            return open_messages([line["text"] for line in lines], text)
         notes = "\n".join(f"- {line['text']}" for line in lines) or NO_MEMORY
         messages = [{"role": "system", "content": ANSWER_SYSTEM.format(memory=notes)}]
         for user, assistant in self.exchanges[-self.cfg.history:] if self.cfg.history else []:

@@ -131,9 +131,14 @@ def main(argv: list[str] | None = None) -> None:
                     help="JSON report (default results/12_conversations/chat_restart_SPLIT.json)")
     ap.add_argument("--versions", type=int, default=ChatConfig.versions,
                     help="earlier versions shown before each recalled fact (ChatConfig.versions)")
+    ap.add_argument("--history", type=int, default=ChatConfig.history,
+                    help="past exchanges in the answer prompt (ChatConfig.history)")
+    ap.add_argument("--answer-block", default=ChatConfig.answer_block,
+                    help="block the answer's lines come from (ChatConfig.answer_block)")
     args = ap.parse_args(argv)
     out = args.out or RESULTS_DIR / "12_conversations" / f"chat_restart_{args.split}.json"
-    report = chat_restart_study(args.split, args.n, out=out, versions=args.versions)
+    report = chat_restart_study(args.split, args.n, out=out, versions=args.versions,
+                                history=args.history, answer_block=args.answer_block)
     print(json.dumps({"scores": report["scores"], "seconds": report["seconds"],
                       "models": report["models"], "out": str(out)}, indent=1))
 
