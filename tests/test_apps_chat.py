@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mags_lib.apps.chat import ChatConfig, ChatSession, graph_path, snapshots_dir
-from mags_lib.apps.chat_cli import command, why_lines
+from mags_lib.apps.chat_cli import build_parser, command, why_lines
 from mags_lib.embed import HashingEmbedder
 from mags_lib.errors import MagsError
 from mags_lib.llm import Completion
@@ -307,3 +307,22 @@ def test_with_questions_chat_a_question_gets_the_chat_prompt_and_past_exchanges(
     assert "episodic" in {r["block"] for r in s.last["recalled"]}  # the message as said, too
     with pytest.raises(MagsError, match="questions"):
         ChatConfig(questions="sometimes")
+
+
+def test_a_reply_to_a_statement_stops_at_its_first_line_unless_told_otherwise(tmp_path):
+    class Recording(Scripted):
+        def chat(self, messages, **kw):
+            self.kw = kw
+            return super().chat(messages, **kw)
+
+    for one_line, stop in ((True, ["\n"]), (False, None)):
+        llms = {"answer": Recording("Porto."), "ask": Scripted("<recall>\nquery: Ana\n</recall>"),
+                "write": Scripted("<engram>\n")}
+        cfg = ChatConfig(memory=str(tmp_path / f"m{one_line}"), embedder="hashing",
+                         one_line=one_line)
+        s = ChatSession.open(cfg, llms=llms, embedder=HashingEmbedder(), say=lambda _: None)
+        _say(s, "Ana lives in Porto.")
+        assert llms["answer"].kw.get("stop") == stop
+        _say(s, "Where does Ana live?")  # a short answer stops at a blank line either way
+        assert llms["answer"].kw.get("stop") == ["\nQuestion:", "\n\n"]
+    assert build_parser().parse_args(["--no-one-line"]).one_line is False

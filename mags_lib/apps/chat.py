@@ -96,6 +96,10 @@ class ChatConfig:
                 "135M model copied its earlier replies from them) or 'chat' (the chat prompt "
                 "with the last --history exchanges, as for any other message)"})
     max_tokens: int = field(default=160, metadata={"help": "new tokens per reply"})
+    one_line: bool = field(default=True, metadata={
+        "help": "stop a reply to a statement at its first line break (the 135M model runs on "
+                "into numbered lists and invented dialogue; a question's short answer stops at "
+                "a blank line); --no-one-line for a bigger model"})
     n_ctx: int = field(default=2048, metadata={"help": "context window of local models"})
     allow_unsigned: bool = field(default=False, metadata={
         "help": "open a memory saved without a manifest (before saves were signed, or with "
@@ -305,9 +309,9 @@ class ChatSession:
         messages = self._answer_messages(text, lines)
         pieces: list[str] = []
         short = self.cfg.questions == "memory" and kind == "question"  # a short answer's line
+        stop = ["\nQuestion:", "\n\n"] if short else ["\n"] if self.cfg.one_line else []
         for piece in stream_chat(self.llms["answer"], messages, max_tokens=self.cfg.max_tokens,
-                                 temperature=0.0, seed=0,
-                                 **({"stop": ["\nQuestion:", "\n\n"]} if short else {})):
+                                 temperature=0.0, seed=0, **({"stop": stop} if stop else {})):
             pieces.append(piece)
             yield piece
         answer = "".join(pieces).strip()
