@@ -55,6 +55,8 @@ def test_a_statement_is_written_a_question_is_asked_and_both_are_answered(tmp_pa
     recalled = [r["text"] for r in s.last["recalled"]]
     assert "[28 November 2026] Ana lives in Porto." in recalled  # dated with the day it was said
     assert {r["block"] for r in s.last["recalled"]} == {"semantic"}  # facts, not the messages
+    s.few_shot["write"] = True  # the base model writing: 'auto' recalls from every block
+    assert s.answer_block() is None
     asked = s.llms["answer"].calls[-1]
     assert len(asked) == 2  # a question: the recalled lines and the question, no past exchanges
     assert "Ana lives in Porto." in asked[-1]["content"]  # the recalled lines reach the prompt

@@ -48,6 +48,7 @@ ANSWER_SYSTEM = (
     "user and their world are listed below, most relevant last. Use them when they answer the "
     "message; say so when you do not know. Reply briefly.\n\nMemory:\n{memory}")
 NO_MEMORY = "(nothing relevant remembered)"
+ANSWER_BLOCKS = ("auto", "semantic", "episodic", "")
 
 
 @dataclass
@@ -85,11 +86,12 @@ class ChatConfig:
                 "longer true)', so that 'where did I live before?' can be answered. Off (0) by "
                 "default: the 135M answer model names the stale value more often when shown it "
                 "(docs/journal.md, 2026-11-28)"})
-    answer_block: str = field(default="semantic", metadata={
+    answer_block: str = field(default="auto", metadata={
         "help": "the memory block the answer's lines are recalled from: 'semantic' (the write "
-                "model's facts, where an update supersedes the old value) or '' (any block: the "
+                "model's facts, where an update supersedes the old value), '' (any block: the "
                 "messages as said too, which keep the old values; on development personas the "
-                "stale-answer rate rose from 0.125 to 0.250)"})
+                "stale-answer rate rose from 0.125 to 0.250), or 'auto': semantic with a trained "
+                "write model, any block when the base model writes (it stores little)"})
     questions: str = field(default="memory", metadata={
         "help": "how a question is answered: 'memory' (from the recalled lines alone, in the "
                 "short-answer prompt the conversation evaluation uses, no past exchanges: the "
@@ -115,9 +117,9 @@ class ChatConfig:
                                 f"{getattr(self, name)}", f"pass a positive --{name}")
         if self.history < 0:
             raise MagsError("ChatConfig.history must be 0 or more", "pass --history 0 or more")
-        if self.answer_block not in ("", "semantic", "episodic"):
+        if self.answer_block not in ANSWER_BLOCKS:
             raise MagsError(f"unknown ChatConfig.answer_block {self.answer_block!r}",
-                            "pass --answer-block '' (any), semantic or episodic")
+                            "pass --answer-block auto, semantic, episodic or '' (any)")
         if self.questions not in ("memory", "chat"):
             raise MagsError(f"unknown ChatConfig.questions {self.questions!r}",
                             "pass --questions memory or --questions chat")
@@ -372,12 +374,18 @@ class ChatSession:
         from mags_lib.agents.loop import merged_hits
 
         hits = merged_hits(self.memory, queries, self.cfg.query_k, self.cfg.k,
-                           block=self.cfg.answer_block or None)
+                           block=self.answer_block())
         nodes = self.memory.graph.nodes
         return [{"node": line["id"], "text": line["text"], "score": line["score"],
                  "block": nodes[line["id"]]["block"], "valid": line["valid"],
                  "path": line["path"], "sources": line["sources"]}
                 for line in with_history(self.memory, hits, self.cfg.versions, source_day)]
+
+    def answer_block(self) -> str | None:
+        """The block the answer's lines come from (None: any); see `ChatConfig.answer_block`."""
+        if self.cfg.answer_block == "auto":
+            return None if self.few_shot.get("write") else "semantic"
+        return self.cfg.answer_block or None
 
     def _answer_messages(self, text: str, lines: list[dict[str, Any]]) -> list[dict[str, str]]:
         if self.cfg.questions == "memory" and self.last.get("kind") == "question":
