@@ -61,6 +61,8 @@ def test_the_study_scores_the_replies_and_refuses_training_personas(tmp_path):
                                 embedder=HashingEmbedder(), out=tmp_path / "r.json")
     scores = report["scores"]
     assert scores["n_current"] > 0 and 0.0 <= scores["current_accuracy"] <= 1.0
+    changed = report["changed_facts"]  # the current questions about a fact that changed
+    assert 0 < changed["n_current"] < scores["n_current"] and set(changed) >= {"stale_rate"}
     assert (tmp_path / "r.json").is_file()
     with pytest.raises(ValueError, match="never training"):
         chat_restart_study("train", 1, llms=_llms(), embedder=HashingEmbedder())

@@ -206,7 +206,7 @@ class MagsLoopAgent(MemoryAgent):
         self.counts = Counter()
         self.routes = []
         self.last_write = self.last_ask = None
-        self.when: dict[str, str] = {}  # source -> the day the task dated it with
+        self.when = {}  # source -> the day the task dated it with
 
     # ----- every turn -------------------------------------------------------------------
     def observe(self, obs: Observation, reward: float | None = None,

@@ -308,9 +308,9 @@ class ChatSession:
         queries = self._queries(self.framed(text, question=True)) if "ask" in roles else [text]
         lines = self._recall(queries)
         self.last["recalled"] = lines
-        messages = self._answer_messages(text, lines)
-        pieces: list[str] = []
         short = self.cfg.questions == "memory" and kind == "question"  # a short answer's line
+        messages = self._answer_messages(text, lines, short)
+        pieces: list[str] = []
         stop = ["\nQuestion:", "\n\n"] if short else ["\n"] if self.cfg.one_line else []
         for piece in stream_chat(self.llms["answer"], messages, max_tokens=self.cfg.max_tokens,
                                  temperature=0.0, seed=0, **({"stop": stop} if stop else {})):
@@ -387,8 +387,11 @@ class ChatSession:
             return None if self.few_shot.get("write") else "semantic"
         return self.cfg.answer_block or None
 
-    def _answer_messages(self, text: str, lines: list[dict[str, Any]]) -> list[dict[str, str]]:
-        if self.cfg.questions == "memory" and self.last.get("kind") == "question":
+    def _answer_messages(self, text: str, lines: list[dict[str, Any]],
+                         short: bool = False) -> list[dict[str, str]]:
+        """`short`: the short-answer prompt over the lines alone (`questions="memory"`);
+        else the chat prompt with the memory and the last exchanges."""
+        if short:
             from mags_lib.agents.open_answer import open_messages
 
             return open_messages([line["text"] for line in lines], text)

@@ -109,7 +109,10 @@ def chat_restart_study(split: str = "dev", n: int = 3, *, out: str | Path | None
     report = {"split": split, "chat": dict(chat),
               "conversations": [c.sample_id for c in convs],
               "models": {role: getattr(llm, "name", str(llm)) for role, llm in llms.items()},
-              "scores": persona_scores(scored), "runs": runs,
+              "scores": persona_scores(scored),
+              "changed_facts": persona_scores(r for r in scored
+                                              if r["qa"].kind == "current" and r["qa"].stale),
+              "runs": runs,
               "seconds": round(time.perf_counter() - t0, 1)}
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -139,7 +142,8 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out or RESULTS_DIR / "12_conversations" / f"chat_restart_{args.split}.json"
     report = chat_restart_study(args.split, args.n, out=out, versions=args.versions,
                                 history=args.history, answer_block=args.answer_block)
-    print(json.dumps({"scores": report["scores"], "seconds": report["seconds"],
+    print(json.dumps({"scores": report["scores"], "changed_facts": report["changed_facts"],
+                      "seconds": report["seconds"],
                       "models": report["models"], "out": str(out)}, indent=1))
 
 
