@@ -20,6 +20,7 @@ from mags_lib.evaluation import run_game
 from mags_lib.evaluation.metrics import recall_accuracy, stale_recall_rate
 from mags_lib.game import GameConfig, SenselessGame
 from mags_lib.game.rule_reader import RuleReaderLLM, RuleReaderRoleLLM
+from mags_lib.tasks.base import Observation
 
 DRIFTY = GameConfig(episode_length=160, drift_every=15, change_fraction=1.0, recent_share=0.8)
 
@@ -434,3 +435,43 @@ def test_mags_verbatim_stores_every_information_turn_as_it_came_without_a_write_
         make_agent("mags", RuleReaderLLM(), roles={"ask": RuleReaderRoleLLM(),
                                                    "write": RuleReaderRoleLLM()},
                    loop={"writer": "oracle"})
+
+
+def test_mags_episodic_keeps_every_turn_beside_the_written_facts():
+    """`keep_turns`: each information turn is also an episodic node of its own text, with its
+    turn as source; the write model is shown semantic facts only, so its prompts are those of
+    `mags`; recall reads both blocks."""
+    roles = {"ask": RuleReaderRoleLLM(), "write": RuleReaderRoleLLM()}
+    agent, game = play("mags_episodic", roles=roles)
+    plain, _ = play("mags", roles={"ask": RuleReaderRoleLLM(), "write": RuleReaderRoleLLM()})
+    nodes = [d for _, d in agent.memory.graph.nodes(data=True)]
+    episodic = [d for d in nodes if d["block"] == "episodic"]
+    assert episodic and all(str(s).startswith("turn:") for d in episodic for s in d["sources"])
+    semantic = sorted(d["text"] for d in nodes if d["block"] == "semantic")
+    assert semantic == sorted(d["text"] for _, d in plain.memory.graph.nodes(data=True)
+                              if d["block"] == "semantic")  # the same writes as mags
+    assert agent.loop.keep_turns and not plain.loop.keep_turns
+
+
+def test_recall_observation_adds_the_observation_to_the_ask_models_queries():
+    from mags_lib.llm import Completion
+
+    class OneQuery:
+        name = "one-query"
+
+        def chat(self, messages, **kw):
+            return Completion("<recall>\nquery: red quax diet\n</recall>", finish_reason="stop")
+
+    roles = {"ask": OneQuery(), "write": RuleReaderRoleLLM()}
+    asked = Observation("On rainy turns, which does the red quax eat: slate or felt?",
+                        ("slate", "felt"), turn=3, kind="decide")
+    for on in (False, True):
+        agent = make_agent("mags", RuleReaderRoleLLM(), embedder=HashingEmbedder(),
+                           roles=roles, loop={"recall_observation": on})
+        agent.reset(0)
+        seen = []
+        recall = agent.memory.recall
+        agent.memory.recall = lambda q, *a, **kw: seen.append(q) or recall(q, *a, **kw)
+        agent.memory_lines(asked)
+        assert (asked.text in seen) == on and "red quax diet" in seen
+        assert agent.last_ask["queries"] == ["red quax diet"]  # what the ask model said

@@ -1,8 +1,8 @@
-"""No agent reads the game's structure: agents get the observation as it came.
+"""No agent reads a task's structure: agents get the observation as it came.
 
-Only `Observation` and `match_action` (the environment interface in `game/base.py`: what an
-observation is, and which legal action an answer names) may be imported from `mags_lib.game`
-by any module of `mags_lib.agents`. The oracle and `mags_scripted` read ground truth through
+No module of `mags_lib.agents` imports a task (`mags_lib.game`, `mags_lib.conversations`, a
+task module of `mags_lib.tasks`); the task interface (`mags_lib.tasks.base`: what an
+observation is, and which legal action an answer names) is all they take. The oracle and `mags_scripted` read ground truth through
 the env they are attached to (`env.ground_truth()`, `env.current_rules()`), never by importing
 the game. Ground truth may score an agent, never feed one.
 """
@@ -17,7 +17,8 @@ import pytest
 import mags_lib.agents
 
 AGENTS_DIR = Path(mags_lib.agents.__file__).parent
-ALLOWED = {"Observation", "match_action"}
+TASK_PACKAGES = ("mags_lib.game", "mags_lib.conversations", "mags_lib.tasks")
+INTERFACE = "mags_lib.tasks.base"
 # the ground-truth readers (the upper bounds) name the truth's fields they read
 TRUTH_FIELDS = {"scripted.py": {"rule_key"}}
 # names of the senseless game's structure that no agent or prompt module may mention
@@ -30,12 +31,15 @@ def _modules() -> list[Path]:
 
 
 def _game_imports(tree: ast.AST) -> list[tuple[str, str]]:
+    """(module, name) of every import from a task package other than the task interface."""
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mags_lib.game"):
-            found += [(node.module, a.name) for a in node.names]
+        module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+        if module.startswith(TASK_PACKAGES) and module != INTERFACE:
+            found += [(module, a.name) for a in node.names]
         elif isinstance(node, ast.Import):
-            found += [(a.name, "*") for a in node.names if a.name.startswith("mags_lib.game")]
+            found += [(a.name, "*") for a in node.names
+                      if a.name.startswith(TASK_PACKAGES) and a.name != INTERFACE]
     return found
 
 
@@ -46,11 +50,10 @@ def test_the_agents_package_has_the_modules_this_test_reads():
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: p.name)
-def test_agent_modules_import_only_the_observation_interface_from_the_game(path):
+def test_agent_modules_import_no_task_only_the_task_interface(path):
     tree = ast.parse(path.read_text())
-    bad = [(m, n) for m, n in _game_imports(tree)
-           if m not in ("mags_lib.game", "mags_lib.game.base") or n not in ALLOWED]
-    assert not bad, f"{path.name} imports the game's structure: {bad}"
+    bad = _game_imports(tree)
+    assert not bad, f"{path.name} imports a task's structure: {bad}"
 
 
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: p.name)
@@ -75,3 +78,8 @@ def test_the_check_catches_a_module_that_reads_the_game():
     leaky = ast.parse("from mags_lib.game.senseless import parse_rule\nimport mags_lib.game.vocab")
     assert _game_imports(leaky) == [("mags_lib.game.senseless", "parse_rule"),
                                     ("mags_lib.game.vocab", "*")]
+    also = ast.parse("from mags_lib.conversations.types import QA\n"
+                     "from mags_lib.tasks.base import Observation\n"
+                     "from mags_lib.game.base import Observation")
+    assert _game_imports(also) == [("mags_lib.conversations.types", "QA"),
+                                   ("mags_lib.game.base", "Observation")]

@@ -47,7 +47,7 @@ def test_reads_turns_questions_and_gold_writes(tmp_path):
     assert conv.sessions[1][1].caption == "a photo of a tram"
     assert conv.qa[1].answer == "2023" and conv.qa[1].evidence == ("D1:1", "D2:1")
     assert conv.qa[2].answer is None and conv.qa[2].evidence == ()
-    assert [(o.session, o.text, o.evidence) for o in conv.observations] == [
+    assert [(o.session, o.text, o.evidence) for o in conv.gold_facts] == [
         (1, "Ana moved to Lisbon.", ("D1:1",)), (2, "Ana has a cat.", ("D2:1",))]
     assert len(conv.repairs) == 2  # "D1:1; D2:1" and "D"
 

@@ -61,7 +61,7 @@ def test_gold_follows_the_changes():
                 assert q.answer not in q.stale  # the answer now is never a stale value
             if q.kind == "unknown":
                 assert q.answer is None and q.category == 5 and not q.evidence
-        for o in conv.observations:
+        for o in conv.gold_facts:
             assert o.op in ("add", "update") and (o.op == "update") == (o.replaces is not None)
             assert turns[o.evidence[0]].speaker == conv.speakers[0]
         kinds = {q.kind for q in conv.qa}
@@ -74,7 +74,7 @@ def test_a_correction_retracts_the_value_it_corrects():
         # corrected values were never true: no change dates, no earlier values
         assert not [q for q in conv.qa if q.kind in ("when", "earlier")]
         assert any(q.stale for q in conv.qa if q.kind == "current")
-        updates = [o for o in conv.observations if o.op == "update"]
+        updates = [o for o in conv.gold_facts if o.op == "update"]
         assert updates and all(", not " in {t.dia_id: t for t in conv.turns()}[o.evidence[0]].text
                                for o in updates)
 

@@ -11,9 +11,9 @@ from mags_lib.agents.option_order import text_order
 from mags_lib.errors import MagsError
 from mags_lib.evaluation.answer_order import order_probe, place, row_parts, summarize
 from mags_lib.game import generate_episode
+from mags_lib.objectives.data import load_jsonl
 from mags_lib.synth import SynthConfig, synthesize
 from mags_lib.synth.chains import episode_rows, game_config, order_twins
-from mags_lib.tasks.data import load_jsonl
 
 
 @pytest.fixture(scope="module")

@@ -78,3 +78,39 @@ def test_reading_records_write_counts_and_validity():
     assert out["counts"]["calls"] == 6 and out["validity"] == 6 / 8
     assert out["seconds_per_turn"] == 1.0
     assert writing_summary([{"counts": {}, "seconds_per_turn": 0.1}])["validity"] is None
+
+
+def test_evidence_recall_counts_the_turns_the_lines_come_from():
+    from mags_lib.evaluation.conversation_qa import evidence_row, line_turns
+
+    ids = ["D1:1", "D1:2", "D1:3"]
+    assert line_turns(["turn:2", 0, "node:4", "working", "D7:1"], ids) == ["D1:3", "D1:1", "D7:1"]
+    qa = make_persona(2, "train").qa[0]
+    qa = type(qa)(qa.question, qa.answer, ("D1:2", "D1:3"), qa.category)
+    shown = [{"sources": ["turn:0"]}, {"sources": ["turn:2"]}, {"sources": ["turn:1"]}]
+    assert evidence_row(qa, shown, ids, k=3) == {}  # no cut of KS fits in 3 lines
+    more = [{"sources": ["turn:0"]}] * 7 + shown
+    assert evidence_row(qa, more, ids, k=10) == {"recall@5": 1.0, "recall@10": 1.0}
+    assert evidence_row(qa, [{"sources": ["turn:2"]}] + [{"sources": []}] * 5, ids, k=5) == {
+        "recall@5": 0.0}  # the sixth line from the best is not among the best five
+    assert evidence_row(qa, [{"text": "x", "sources": []}] * 5, ids, k=5) == {}
+
+
+def test_the_summary_reports_each_agents_evidence_recall():
+    convs = [make_persona(s, "train") for s in (2, 3)]
+    cfg = ConversationEvalConfig(agents=["static_rag", "gold_writes"], k=5)
+    s = run_conversation_eval(convs, LastLineReader(), cfg, embedder=HashingEmbedder())["summary"]
+    for name in ("static_rag", "gold_writes"):
+        assert 0.0 < s[name]["recall@5"] <= 1.0 and "recall@10" not in s[name]
+        assert set(s[name]["recall@5_by_category"]) and len(s[name]["recall@5_ci95"]) == 2
+
+
+def test_supersession_is_scored_for_every_agent_with_a_memory():
+    convs = [make_persona(s, "train") for s in (2, 3)]
+    cfg = ConversationEvalConfig(agents=["static_rag", "gold_writes"], k=5)
+    out = run_conversation_eval(convs, LastLineReader(), cfg, embedder=HashingEmbedder())
+    gold = out["summary"]["gold_writes"]["writing"]["supersession"]
+    assert gold["gold"] > 0 and gold["predicted"] > 0 and 0 < gold["recall"] <= 1.0
+    assert gold["correct"] == sum(r["supersession"]["correct"] for r in out["reads"]
+                                  if r["agent"] == "gold_writes")
+    assert out["summary"]["static_rag"]["writing"]["supersession"] is None  # no memory

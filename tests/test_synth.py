@@ -14,11 +14,11 @@ from mags_lib.embed import HashingEmbedder
 from mags_lib.game import generate_episode
 from mags_lib.game.senseless import parse_rule
 from mags_lib.llm import Completion
+from mags_lib.objectives.data import TASKS, load_jsonl, row_problem
+from mags_lib.objectives.rewards import answer_reward, engram_reward, format_reward, recall_reward
 from mags_lib.synth import SPLITS, SynthConfig, chains, diversity, expand, surface, synthesize
 from mags_lib.synth.chains import NOTHING_TO_STORE, episode_rows, game_config
 from mags_lib.synth.expand import PARAPHRASE_SYSTEM, expand_task, load_seed_rows
-from mags_lib.tasks.data import TASKS, load_jsonl, row_problem
-from mags_lib.tasks.rewards import answer_reward, engram_reward, format_reward, recall_reward
 
 _QUESTION = re.compile(r"It is an? (?P<w>[a-z]+) turn\. The (?P<c>[a-z]+ [a-z]+) is offered")
 REWARD = {"ask": recall_reward, "write": engram_reward, "answer": answer_reward}
@@ -502,7 +502,7 @@ def test_the_outcome_reward_pays_the_gold_repair_of_an_imperfect_memory(episode_
     write to the row's own imperfect memory) pays the gold add / update more than writing
     nothing, on average per imperfection: a reward that preferred the empty block there would
     teach the writer to leave the memory broken."""
-    from mags_lib.tasks.outcome import write_outcome_reward
+    from mags_lib.objectives.outcome import write_outcome_reward
 
     rows, _ = episode_rows_small
     by_mode: dict[str, list[tuple[float, float]]] = {}

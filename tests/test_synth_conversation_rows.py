@@ -10,6 +10,7 @@ import pytest
 
 from mags_lib.conversations import locomo
 from mags_lib.conversations.persona import SEEDS, make_persona
+from mags_lib.objectives.data import row_problem
 from mags_lib.synth import SynthConfig
 from mags_lib.synth.build import verify_rows
 from mags_lib.synth.conversation_rows import (
@@ -18,7 +19,6 @@ from mags_lib.synth.conversation_rows import (
     question_query,
     write_rows,
 )
-from mags_lib.tasks.data import row_problem
 
 CFG = SynthConfig(n_persona_train=3, n_persona_val=1, sources=["persona"])
 
@@ -29,11 +29,11 @@ def test_write_rows_follow_the_gold_writes_and_show_what_they_replace():
     assert all(row_problem(r, "write") is None for r in rows)
     assert all(verify_rows(rows, "write"))
     ops = Counter(r["gold"]["op"] for r in rows)
-    gold = Counter(o.op for o in conv.observations)
+    gold = Counter(o.op for o in conv.gold_facts)
     assert ops["add"] == gold["add"] and ops["update"] == gold["update"] and ops["none"] > 0
     for r in rows:
         if r["gold"]["op"] == "update":
-            replaced = next(o.replaces for o in conv.observations
+            replaced = next(o.replaces for o in conv.gold_facts
                             if o.text == r["gold"]["ops"][0]["text"])
             assert replaced in r["gold"]["memory_shown"]  # decidable from the prompt
             assert replaced in r["prompt"][-1]["content"]

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from mags_lib import checkpoints as selection
 from mags_lib.agents import router
 from mags_lib.errors import MagsError
-from mags_lib.tasks import data, rewards
-from mags_lib.tasks.data import data_hash, load_jsonl, to_dataset, write_jsonl
-from mags_lib.tasks.rewards import (
+from mags_lib.objectives import data, rewards
+from mags_lib.objectives.data import data_hash, load_jsonl, to_dataset, write_jsonl
+from mags_lib.objectives.rewards import (
     REWARDS,
     answer_reward,
     budget_penalty,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mags_lib.errors import MagsError
-from mags_lib.tasks.rewards import REWARDS, ask_f1_reward, recall_reward
+from mags_lib.objectives.rewards import REWARDS, ask_f1_reward, recall_reward
 from mags_lib.train import ask_objectives as ao
 
 FACTS = ["On rainy turns, the purple glarb eats only the stone.",

@@ -161,7 +161,7 @@ def test_the_compact_sft_loss_equals_trls_on_a_real_batch(tmp_path):
     position off Triton); on one batch of write rows both give the same loss and metrics."""
     from trl import SFTConfig, SFTTrainer
 
-    from mags_lib.tasks.data import to_dataset
+    from mags_lib.objectives.data import to_dataset
     from mags_lib.train.backend import load_trainable
     from mags_lib.train.common import trainer_kwargs
     from mags_lib.train.sft_loss import completion_loss_trainer

@@ -12,8 +12,8 @@ import pytest
 from mags_lib.agents import router
 from mags_lib.errors import MagsError
 from mags_lib.game.senseless import game_observations
-from mags_lib.tasks.data import write_jsonl
-from mags_lib.tasks.rewards import REWARDS
+from mags_lib.objectives.data import write_jsonl
+from mags_lib.objectives.rewards import REWARDS
 from mags_lib.train import common
 from mags_lib.train.__main__ import build_config, main
 from mags_lib.train.report import RoleReport, StageRecord, compare_single_model

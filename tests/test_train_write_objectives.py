@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mags_lib.errors import MagsError
-from mags_lib.tasks.completions import chosen_op
+from mags_lib.objectives.completions import chosen_op
 from mags_lib.train import write_objectives as wo
 
 
@@ -32,7 +32,7 @@ def test_chosen_op_reads_the_first_add_or_update_and_names_bad_blocks():
 def test_op_confusion_counts_a_fact_due_and_not_stored_as_dropped():
     """`dropped` is over the add / update rows only: an update written as add is a wrong op
     but stores the fact; an empty block, an unparsable reply or a forget-only block drop it."""
-    from mags_lib.tasks.write_metrics import op_confusion
+    from mags_lib.objectives.write_metrics import op_confusion
 
     upd, add, empty = ("<engram>\nupdate semantic 0.9: A.\n</engram>",
                        "<engram>\nadd semantic 0.9: A.\n</engram>", "<engram>\n</engram>")
@@ -88,7 +88,7 @@ def test_the_grpo_budget_knobs_widen_the_step_and_mine_by_the_objectives_own_rew
         assert stage.per_device_train_batch_size == 4 * stage.num_generations
         assert (stage.mine_candidates, stage.mine_reward) == (200, reward)
         assert stage.mine_lowest_first
-    from mags_lib.tasks.rewards import REWARDS
+    from mags_lib.objectives.rewards import REWARDS
 
     assert set(wo.MINE_REWARDS.values()) <= set(REWARDS)
     with pytest.raises(MagsError, match="grpo_prompts"):

@@ -26,8 +26,8 @@ def main() -> None:
     args = ap.parse_args()
     from mags_lib.evaluation.answer_order import order_probe
     from mags_lib.llm import load_llm
+    from mags_lib.objectives.data import load_jsonl
     from mags_lib.paths import SYNTH_DATA_DIR
-    from mags_lib.tasks.data import load_jsonl
 
     data = Path(args.data_dir) if args.data_dir else SYNTH_DATA_DIR
     rows = [r for s in args.splits for r in load_jsonl(data / "answer" / f"{s}.jsonl",

@@ -46,8 +46,8 @@ VARIANTS: dict[str, dict] = {
 def twins_data(data_dir: Path, out: Path) -> Path:
     """A data folder whose answer train rows come once per rotation of their options (val and
     test as they are, the other tasks linked); returns it."""
+    from mags_lib.objectives.data import write_jsonl
     from mags_lib.synth.chains import order_twins
-    from mags_lib.tasks.data import write_jsonl
 
     (out / "answer").mkdir(parents=True, exist_ok=True)
     for task in ("ask", "write"):
@@ -64,7 +64,7 @@ def twins_data(data_dir: Path, out: Path) -> Path:
 
 
 def probe_rows(data_dir: Path, smoke: bool) -> list[dict]:
-    from mags_lib.tasks.data import load_jsonl
+    from mags_lib.objectives.data import load_jsonl
 
     rows = []
     for split in ("val", "test"):

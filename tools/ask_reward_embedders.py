@@ -18,8 +18,8 @@ import json
 
 def main() -> None:
     from mags_lib.llm import LLMConfig, load_llm
+    from mags_lib.objectives.rewards import recall_precision_reward, recall_reward
     from mags_lib.paths import GGUF_DIR, SYNTH_DATA_DIR
-    from mags_lib.tasks.rewards import recall_precision_reward, recall_reward
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("gguf", nargs="?", default=str(GGUF_DIR / "ask-grpo-q8_0.gguf"))

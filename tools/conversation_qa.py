@@ -1,8 +1,8 @@
 """Conversation QA from the command line: agents read persona or LoCoMo conversations and
 answer their questions with one answer model (`evaluation/conversation_qa.py`).
 
-    python tools/conversation_qa.py OUT.json --source persona --split dev --n 5
-    python tools/conversation_qa.py OUT.json --source locomo --split train --max-questions 40
+    python tools/conversation_qa.py OUT.json --task persona --split dev --n 5
+    python tools/conversation_qa.py OUT.json --task locomo --split dev --k 10 --query-k 10
     python tools/conversation_qa.py OUT.json --agents mags static_rag --judge   # + the models alone
 
 Prints each agent's summary (F1 with 95% intervals over conversations, abstention, the persona
@@ -21,9 +21,12 @@ from pathlib import Path
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", help="JSON file for the summary and the rows")
-    ap.add_argument("--source", choices=["persona", "locomo"], default="persona")
-    ap.add_argument("--split", default="dev", help="persona: train/dev/test; locomo: train/test")
+    ap.add_argument("--task", "--source", dest="task", default="persona",
+                    help="a dialogue task of mags_lib.tasks.registry: persona, locomo")
+    ap.add_argument("--split", default="dev", help="train / dev / test (locomo dev: conv-43)")
     ap.add_argument("--n", type=int, default=5, help="conversations (persona: the first n seeds)")
+    ap.add_argument("--ids", nargs="+", default=None,
+                    help="locomo: these conversations of the split only")
     ap.add_argument("--max-questions", type=int, default=None)
     ap.add_argument("--agents", nargs="+", default=["bare", "full_context", "static_rag",
                                                     "gold_writes"])
@@ -31,17 +34,23 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--ask-model", default="auto", help="mags's ask model ('auto': notebook 04's)")
     ap.add_argument("--write-model", default="auto", help="mags's write model")
+    ap.add_argument("--query-k", type=int, default=None,
+                    help="mags: hits recalled per ask query (LoopConfig.query_k; default 3); "
+                         "set it to --k to measure recall@k of the merged lines")
+    ap.add_argument("--recall-observation", action="store_true",
+                    help="mags: the question itself is recalled beside the ask model's queries "
+                         "(LoopConfig.recall_observation)")
     ap.add_argument("--versions", type=int, default=0,
                     help="mags: earlier versions shown before each recalled fact (LoopConfig)")
     ap.add_argument("--judge", action="store_true",
                     help="persona: also judge the write and ask models alone, as in play")
     args = ap.parse_args()
-    from mags_lib.conversations.locomo import SPLITS, load_locomo
-    from mags_lib.conversations.persona import persona_set
     from mags_lib.embed import MemoEmbedder, default_embedder
+    from mags_lib.errors import MagsError
     from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
     from mags_lib.evaluation.conversation_study import role_models
     from mags_lib.llm import load_llm
+    from mags_lib.tasks.registry import get_task
 
     roles, why = {}, None
     if args.judge or any(a.startswith("mags") and a != "mags_prompted" for a in args.agents):
@@ -49,16 +58,26 @@ def main() -> None:
         if why:
             sys.exit(f"error: {why}")
 
-    convs = (persona_set(args.split, args.n) if args.source == "persona"
-             else load_locomo(ids=SPLITS[args.split][:args.n]))
+    try:
+        task = get_task(args.task)
+        if task.interactive:
+            sys.exit(f"error: {args.task} is an interactive task; this tool reads dialogues "
+                     "(notebook 06 and tools/loop_on_surface.py play games)")
+        convs = (task.episodes(args.split, ids=args.ids) if args.ids
+                 else task.episodes(args.split, args.n))
+    except (MagsError, ValueError, TypeError) as exc:
+        sys.exit(f"error: {exc}")
+    loop = {"versions": args.versions, "recall_observation": args.recall_observation}
+    if args.query_k is not None:
+        loop["query_k"] = args.query_k
     cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions,
-                                 loop={"versions": args.versions})
+                                 loop=loop)
     llm = load_llm(model=args.model)
     out = run_conversation_eval(convs, llm, cfg, embedder=MemoEmbedder(default_embedder()),
                                 roles=roles,
                                 progress=lambda s: print(s, file=sys.stderr, flush=True))
-    out["source"], out["split"] = args.source, args.split
-    if args.judge and args.source == "persona":
+    out["source"], out["split"] = args.task, args.split
+    if args.judge and args.task == "persona":
         from mags_lib.evaluation.role_judge import judge_ask, judge_write
         from mags_lib.synth.conversation_rows import persona_judge_rows
 

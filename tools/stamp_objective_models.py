@@ -15,8 +15,8 @@ import os
 import sys
 
 from mags_lib.models import file_digest
+from mags_lib.objectives.data import data_hash
 from mags_lib.paths import MODELS_DIR
-from mags_lib.tasks.data import data_hash
 from mags_lib.train import write_objectives as wo
 from mags_lib.train.objective_study import STAMP
 from mags_lib.train.stages import load_role_data

@@ -24,9 +24,10 @@ never MAGS, with its ablations, and `MECHANISMS`), `registry.py` (`make_agent`).
 Stand-in LLMs that read the game's rules perfectly, for tests and notebook 05, live beside the
 game (`mags_lib.game.rule_reader`), since they know its structure.
 
-No module here imports from `mags_lib.game` beyond the observation interface (`Observation`,
-`match_action`; a test checks it): only the oracle and `mags_scripted` read ground truth,
-through the env they are attached to.
+No module here imports a task (`mags_lib.game`, `mags_lib.conversations`): the task interface
+`mags_lib.tasks.base` (`Observation`, `match_action`) is all they take (import-linter's
+"agents name no task" contract and a test check it); only the oracle and `mags_scripted` read
+ground truth, through the env they are attached to.
 """
 
 from mags_lib.agents.base import Agent, AgentConfig, Decision, recalled

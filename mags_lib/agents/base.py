@@ -22,7 +22,7 @@ from typing import Any
 
 from mags_lib.agents.prompt import PROMPT_FORMATS, decide
 from mags_lib.errors import MagsError
-from mags_lib.game.base import Observation
+from mags_lib.tasks.base import Observation
 
 
 @dataclass

@@ -26,7 +26,7 @@ import numpy as np
 
 from mags_lib.agents.base import Agent, AgentConfig, recalled
 from mags_lib.agents.prompt import context_window, count_tokens, render_prompt
-from mags_lib.game.base import Observation
+from mags_lib.tasks.base import Observation
 
 
 class BareAgent(Agent):

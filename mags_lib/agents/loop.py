@@ -37,7 +37,9 @@ games whose decision turns also inform, as TextWorld's room descriptions do), th
 examples in the prompts (`few_shot=True`): the generic-LLM fallback, and the baseline for what
 training adds. `mags_verbatim` is the same loop with no write model (`writer="verbatim"`):
 every information turn is stored as it came, `add semantic 0.9: <observation>`, so the memory's
-own detectors alone decide what it replaces; it measures what the trained writer adds. No code
+own detectors alone decide what it replaces; it measures what the trained writer adds.
+`mags_episodic` is `mags` that also keeps every information turn as it came in the episodic
+block (`keep_turns`): what was said beside what the writer made of it, both recalled. No code
 here reads the game's structure: the observation is all it gets.
 """
 
@@ -53,7 +55,7 @@ from mags_lib.agents.memory_agent import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
 from mags_lib.errors import MagsError
-from mags_lib.game.base import Observation
+from mags_lib.tasks.base import Observation
 
 WRITERS = ("model", "verbatim")
 """What writes the memory on information turns (`LoopConfig.writer`)."""
@@ -94,6 +96,15 @@ class LoopConfig:
         "help": "'model': the write model emits each information turn's <engram> block; "
                 "'verbatim': no write model, every information turn is added as it came "
                 "(semantic, confidence 0.9), the ablation `mags_verbatim`"})
+    keep_turns: bool = field(default=False, metadata={
+        "help": "also store every information turn as it came, as an episodic node (what was "
+                "said, `LiquidMemory.observe`), beside the write model's facts; the write model "
+                "is then shown the semantic facts only, so its prompts stay those of `mags` "
+                "(`mags_episodic`)"})
+    recall_observation: bool = field(default=False, metadata={
+        "help": "recall the observation itself as one more query beside the ask model's (its "
+                "hits merged with theirs by node), so that words the queries drop still reach "
+                "the memory"})
     versions: int = field(default=0, metadata={
         "help": "earlier versions shown before each recalled fact, marked '(no longer true)' "
                 "(`agents.history_lines`), so that the answer model can name what was true "
@@ -224,6 +235,9 @@ class MagsLoopAgent(MemoryAgent):
         if "write" in roles and obs.text:
             self.write(obs, timing)
             t2 = time.perf_counter()
+            if self.loop.keep_turns:
+                self.memory.observe(obs.text, block="episodic", source=f"turn:{obs.turn}",
+                                    time=float(obs.turn))
             self.memory.perceive(obs.text, source=f"turn:{obs.turn}", time=float(obs.turn))
             timing["perceive"] = time.perf_counter() - t2
         t1 = time.perf_counter()
@@ -241,8 +255,9 @@ class MagsLoopAgent(MemoryAgent):
                                "errors": list(parsed.errors)}
         else:
             t0 = time.perf_counter()
-            held = [h.text for h in self.memory.recall(obs.text, self.loop.write_context,
-                                                       learn=False)]
+            held = [h.text for h in self.memory.recall(
+                obs.text, self.loop.write_context, learn=False,
+                block="semantic" if self.loop.keep_turns else None)]
             timing["write_recall"] = time.perf_counter() - t0
             messages = play_write_messages(obs.text, held, few_shot=self.loop.few_shot)
             t1 = time.perf_counter()
@@ -298,6 +313,8 @@ class MagsLoopAgent(MemoryAgent):
     def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
         t0 = time.perf_counter()
         texts = self.queries(obs)
+        if self.loop.recall_observation and obs.text not in texts:
+            texts = [*texts, obs.text]
         t1 = time.perf_counter()
         lines = (self._consolidated(texts) if self.loop.context == "consolidated"
                  else self._hits(texts))

@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Any
 
 from mags_lib.agents.base import Agent, AgentConfig, memory_reward, recalled
-from mags_lib.game.base import Observation
+from mags_lib.tasks.base import Observation
 
 SYSTEM = ("You keep a memory of facts about a person and the people and things they mention. "
           "Read the new message and the stored memories, then write one line per fact worth "

@@ -20,7 +20,7 @@ from typing import Any
 
 from mags_lib.agents.base import Agent, AgentConfig, recalled
 from mags_lib.embed import MemoEmbedder
-from mags_lib.game.base import Observation
+from mags_lib.tasks.base import Observation
 
 
 class NeverContradicts:

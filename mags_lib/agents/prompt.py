@@ -118,7 +118,7 @@ def decide(llm: Any, lines: list[str], question: str, options: tuple[str, ...], 
     `temperature` > 0 (`answer_tags`: as `<answer>item</answer>`, the trained answer model's
     format). `debias_order`: score every option under every rotation of the options' order in
     the question and take the best mean (`option_order.py`; completion format, greedy)."""
-    from mags_lib.game import match_action
+    from mags_lib.tasks.base import match_action
 
     if prompt_format not in PROMPT_FORMATS:
         raise MagsError(f"unknown prompt format {prompt_format!r}",

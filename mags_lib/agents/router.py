@@ -24,7 +24,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "decision": ("ask", "answer"),
     "question": ("ask", "answer"),
     "information": ("write",),
-    # the observation kinds of mags_lib.game (Observation.kind)
+    # the game's observation kinds (Observation.kind), as it names them
     "decide": ("ask", "answer"),
     "announce": ("write",),
     "distractor": ("write",),

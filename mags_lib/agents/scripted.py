@@ -31,7 +31,7 @@ from typing import Any
 
 from mags_lib.agents.base import AgentConfig, memory_reward
 from mags_lib.agents.memory_agent import MemoryAgent
-from mags_lib.game.base import Observation
+from mags_lib.tasks.base import Observation
 
 ABLATIONS: dict[str, dict[str, Any]] = {
     "mags_scripted": {},

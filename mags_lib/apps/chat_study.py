@@ -87,8 +87,8 @@ def chat_restart_study(split: str = "dev", n: int = 3, *, out: str | Path | None
     import tempfile
 
     from mags_lib.apps.chat import ChatConfig, load_embedder, load_models
-    from mags_lib.conversations.persona import persona_set
     from mags_lib.evaluation.qa_metrics import persona_scores
+    from mags_lib.tasks.registry import get_task
 
     if split == "train":
         raise ValueError("the chat study reads dev or test personas, never training ones")
@@ -97,7 +97,7 @@ def chat_restart_study(split: str = "dev", n: int = 3, *, out: str | Path | None
     if llms is None:
         llms, few_shot = load_models(base, say=lambda _: None)
     embedder = embedder if embedder is not None else load_embedder(base.embedder)
-    convs = persona_set(split, n)
+    convs = get_task("persona").episodes(split, n)
     runs, scored = [], []
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         for conv in convs:

@@ -37,11 +37,13 @@ class ConversationBenchConfig:
 
 
 def _conversation(cfg: ConversationBenchConfig) -> tuple[Any, str]:
-    from mags_lib.conversations.locomo import load_locomo, locomo_path
     from mags_lib.conversations.persona import SEEDS, make_persona
+    from mags_lib.tasks.registry import get_task
 
-    if cfg.source == "locomo" and locomo_path() is not None:
-        return load_locomo(ids=[cfg.conversation])[0], ""
+    locomo = get_task("locomo")
+    if cfg.source == "locomo" and locomo.available():
+        split = next(s for s in ("train", "test") if cfg.conversation in locomo.ids(s))
+        return locomo.episodes(split, ids=[cfg.conversation])[0], ""
     seed = int(cfg.conversation) if cfg.conversation.isdigit() else SEEDS["dev"][0]
     note = "LoCoMo is absent: a development persona instead" if cfg.source == "locomo" else ""
     return make_persona(seed, "dev"), note

@@ -6,7 +6,7 @@
     for turn in convs[0].turns():          # every turn in order, with its session's date
         ...
     convs[0].qa[0].evidence                # ("D1:3",): the gold for recall
-    convs[0].observations[0]               # a session fact with its D<s>:<t> evidence: a gold write
+    convs[0].gold_facts[0]               # a session fact with its D<s>:<t> evidence: a gold write
 
 LoCoMo (Maharana et al., ACL 2024, "Evaluating Very Long-Term Conversational Memory of LLM
 Agents"; github snap-research/LoCoMo, `data/locomo10.json`) is CC BY-NC 4.0: it is read from
@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mags_lib.conversations.types import QA, Conversation, Observation, Turn
+from mags_lib.conversations.types import QA, Conversation, GoldFact, Turn
 from mags_lib.errors import CorruptFileError, MagsError
 from mags_lib.paths import DATA_DIR, PROJ_ROOT
 
@@ -120,9 +120,9 @@ def _conversation(item: Any, where: Path, index: int) -> Conversation:
     _need(bool(sessions), at, "has no sessions")
     _need(isinstance(item["qa"], list), at, "'qa' is not a list")
     qa = [_qa(q, at, repairs) for q in item["qa"]]
-    observations = _observations(item.get("observation") or {}, at, repairs)
+    gold_facts = _gold_facts(item.get("observation") or {}, at, repairs)
     return Conversation(item["sample_id"], (conv["speaker_a"], conv["speaker_b"]), sessions,
-                        qa, observations, repairs)
+                        qa, gold_facts, repairs)
 
 
 def _turn(t: Any, session: int, date: str, at: str) -> Turn:
@@ -142,7 +142,7 @@ def _qa(q: Any, at: str, repairs: list[str]) -> QA:
               None if adversarial is None else str(adversarial))
 
 
-def _observations(obs: Any, at: str, repairs: list[str]) -> list[Observation]:
+def _gold_facts(obs: Any, at: str, repairs: list[str]) -> list[GoldFact]:
     _need(isinstance(obs, dict), at, "'observation' is not an object")
     out = []
     for key, by_speaker in obs.items():
@@ -152,7 +152,7 @@ def _observations(obs: Any, at: str, repairs: list[str]) -> list[Observation]:
             for fact in facts:
                 _need(isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str),
                       at, f"{key} has a fact that is not [text, evidence]")
-                out.append(Observation(int(m.group(1)), speaker, fact[0],
+                out.append(GoldFact(int(m.group(1)), speaker, fact[0],
                                        evidence_ids(fact[1], repairs)))
     return out
 

@@ -15,7 +15,7 @@ real change ('earlier'), the date of a change ('when') and facts never said ('un
 None: "I don't know" is right).
 
 A correction retracts the value it corrects: it was never true, so it is not an "earlier"
-value, though answering it now is stale. Gold writes (`Conversation.observations`) are one
+value, though answering it now is stale. Gold writes (`Conversation.gold_facts`) are one
 canonical third-person sentence per fact-bearing turn, op 'add' or 'update' with the sentence
 it replaces; repeats and chit-chat write nothing.
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from mags_lib.conversations import persona_phrases as P
-from mags_lib.conversations.types import QA, Conversation, Observation, Turn, day_of
+from mags_lib.conversations.types import QA, Conversation, GoldFact, Turn, day_of
 
 SEEDS: dict[str, range] = {"train": range(0, 10_000), "dev": range(10_000, 10_500),
                            "test": range(20_000, 20_500)}
@@ -87,7 +87,7 @@ class _Writer:
         self.rng, self.split, self.user, self.relation = rng, split, user, relation
         self.frames = frames
         self.sessions: dict[int, list[Turn]] = {}
-        self.observations: list[Observation] = []
+        self.gold_facts: list[GoldFact] = []
         self.session, self.date = 0, ""
 
     def pick(self, bank: tuple[str, ...]) -> str:
@@ -120,7 +120,7 @@ class _Writer:
         who = self.user if fact.person == "self" else fact.person
         text = fact.attr.fact.format(who=who, v=value)
         old = None if replaces is None else fact.attr.fact.format(who=who, v=replaces)
-        self.observations.append(Observation(self.session, self.user, _cap(text), (dia_id,),
+        self.gold_facts.append(GoldFact(self.session, self.user, _cap(text), (dia_id,),
                                              "add" if old is None else "update", old))
 
 
@@ -163,7 +163,7 @@ def make_persona(seed: int, split: str = "train",
             _play_event(w, rng, kind, payload, facts, when)
     qa = _questions(w, rng, cfg, facts, unsaid)
     return Conversation(f"persona-{split}-{seed}", (user, ASSISTANT), w.sessions, qa,
-                        w.observations)
+                        w.gold_facts)
 
 
 def _session_events(rng: random.Random, cfg: PersonaConfig, s: int, facts: list[_Fact],

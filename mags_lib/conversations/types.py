@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from mags_lib.tasks.base import Observation
+
 
 @dataclass(frozen=True)
 class Turn:
@@ -50,8 +52,9 @@ class QA:
 
 
 @dataclass(frozen=True)
-class Observation:
-    """A fact drawn from a session, with the turns it comes from: a gold write. `op` is 'add'
+class GoldFact:
+    """A fact drawn from a session, with the turns it comes from: a gold write (LoCoMo calls
+    these a session's 'observation'; here an `Observation` is what an agent reads). `op` is 'add'
     for a new fact, 'update' for one that replaces `replaces` (the old fact's text)."""
 
     session: int
@@ -68,7 +71,7 @@ class Conversation:
     speakers: tuple[str, str]
     sessions: dict[int, list[Turn]]
     qa: list[QA]
-    observations: list[Observation]
+    gold_facts: list[GoldFact]
     repairs: list[str] = field(default_factory=list)  # malformed source entries read leniently
 
     def turns(self) -> Iterator[Turn]:
@@ -77,6 +80,17 @@ class Conversation:
 
     def turn_ids(self) -> set[str]:
         return {t.dia_id for t in self.turns()}
+
+    def stream_ids(self) -> list[str]:
+        """The evidence id ('D<s>:<t>') of each observation of `stream()`, in order."""
+        return [t.dia_id for t in self.turns()]
+
+    def stream(self) -> list[Observation]:
+        """The conversation as an agent reads it (the task interface's `Dialogue.stream`): one
+        information observation per turn, dated ("[8 May 2023] Ana: I moved to Lisbon."),
+        `when` its session's day, `turn` its place in the stream."""
+        return [Observation(turn_text(t, dated=True), turn=i, kind="utterance",
+                            when=day_of(t.date)) for i, t in enumerate(self.turns())]
 
 
 def day_of(when: str) -> str:

@@ -15,8 +15,10 @@ is an **upper bound**, not an agent: the conversation's gold facts written into 
 with its defaults, read by the same recall (superseded facts shown, marked "no longer true");
 only it reads the gold.
 
-Scores per agent (`summarize`): token F1 and exact match on categories 1-4 (LoCoMo's scorer,
-`qa_metrics`), the abstention rate on category 5 (right) and on answerable questions (wrong),
+Scores per agent (`summarize`): evidence recall@5 / @10 of the turns its best lines come from
+(for the k's up to `ConversationEvalConfig.k`; `full_context` shows recent turns, not ranked
+ones, so its recall is of the window's last k turns), token F1 and exact match on categories
+1-4 (LoCoMo's scorer, `qa_metrics`), the abstention rate on category 5 (right) and on answerable questions (wrong),
 the persona rates where questions carry a `kind`, memory lines and size, seconds; intervals by
 bootstrap over conversations.
 """
@@ -28,9 +30,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from mags_lib.conversations.types import Conversation, day_of, turn_text
-from mags_lib.evaluation.evidence_recall import bootstrap_by_conversation
+from mags_lib.evaluation.evidence_recall import KS, bootstrap_by_conversation, recall_at
 from mags_lib.evaluation.qa_metrics import abstained, exact_match, persona_scores, qa_f1
+from mags_lib.tasks.base import Dialogue
 
 UPPER_BOUNDS = ("gold_writes",)
 
@@ -63,12 +65,9 @@ class ConversationEvalConfig:
             raise ValueError("max_questions must be None or at least 1")
 
 
-def turn_observations(conv: Conversation) -> list[Any]:
-    """The conversation as the stream an agent reads: one dated observation per turn."""
-    from mags_lib.game.base import Observation
-
-    return [Observation(turn_text(t, dated=True), turn=i, kind="utterance", when=day_of(t.date))
-            for i, t in enumerate(conv.turns())]
+def turn_observations(conv: Any) -> list[Any]:
+    """The dialogue as the stream an agent reads (`Dialogue.stream`)."""
+    return conv.stream()
 
 
 class GoldWritesMemory:
@@ -77,15 +76,15 @@ class GoldWritesMemory:
 
     name = "gold_writes"
 
-    def __init__(self, conv: Conversation, embedder: Any, k: int, config: Any = None):
+    def __init__(self, conv: Dialogue, embedder: Any, k: int, config: Any = None):
         from mags_lib.memory import LiquidMemory
 
         self.k = k
         self.memory = LiquidMemory(config=config, embedder=embedder)
-        self.day = {t.dia_id: day_of(t.date) for t in conv.turns()}
+        self.day = {i: o.when for i, o in zip(conv.stream_ids(), conv.stream(), strict=True)}
         self.memory.observe_many([{"text": o.text, "block": "semantic",
                                    "source": o.evidence[0] if o.evidence else None}
-                                  for o in conv.observations])
+                                  for o in conv.gold_facts])
 
     def memory_lines(self, obs: Any) -> list[dict[str, Any]]:
         """The k best facts, superseded ones included and marked, so that an earlier value
@@ -101,7 +100,7 @@ class GoldWritesMemory:
         return len(self.memory)
 
 
-def reader(name: str, conv: Conversation, llm: Any, cfg: ConversationEvalConfig,
+def reader(name: str, conv: Dialogue, llm: Any, cfg: ConversationEvalConfig,
            embedder: Any, roles: dict[str, Any] | None = None) -> Any:
     """`name`'s memory after reading every turn of `conv`."""
     from mags_lib.memory import MemoryConfig
@@ -123,7 +122,7 @@ def reader(name: str, conv: Conversation, llm: Any, cfg: ConversationEvalConfig,
     return agent
 
 
-def question_sample(conv: Conversation, cfg: ConversationEvalConfig) -> list[int]:
+def question_sample(conv: Dialogue, cfg: ConversationEvalConfig) -> list[int]:
     """Indices of the questions asked: all, or a seeded sample kept in file order."""
     every = list(range(len(conv.qa)))
     if cfg.max_questions is None or cfg.max_questions >= len(every):
@@ -132,28 +131,66 @@ def question_sample(conv: Conversation, cfg: ConversationEvalConfig) -> list[int
     return sorted(rng.sample(every, cfg.max_questions))
 
 
-def answer_rows(conv: Conversation, name: str, memory: Any, llm: Any,
+def answer_rows(conv: Dialogue, name: str, memory: Any, llm: Any,
                 cfg: ConversationEvalConfig) -> list[dict[str, Any]]:
     """One row per asked question: the gold, the prediction, the lines, the scores."""
     from mags_lib.agents.open_answer import answer_open
-    from mags_lib.game.base import Observation
+    from mags_lib.tasks.base import Observation
 
-    n_turns = sum(len(v) for v in conv.sessions.values())
+    ids = conv.stream_ids()
     size = memory.memory_size() if hasattr(memory, "memory_size") else None
     rows = []
     for i in question_sample(conv, cfg):
         qa = conv.qa[i]
         t0 = time.perf_counter()
-        lines = [line["text"] for line in
-                 memory.memory_lines(Observation(qa.asked(), turn=n_turns, kind="question"))]
+        shown = memory.memory_lines(Observation(qa.asked(), turn=len(ids), kind="question"))
+        lines = [line["text"] for line in shown]
         prediction, record = answer_open(llm, lines, qa.asked(), max_tokens=cfg.max_tokens,
                                          seed=cfg.seed)
         rows.append({"agent": name, "conversation": conv.sample_id, "question": i,
                      "category": qa.category, "kind": qa.kind, "text": qa.question,
                      "gold": qa.answer, "prediction": prediction, "raw": record["raw"],
                      "lines": lines, "memory_size": size,
-                     "seconds": round(time.perf_counter() - t0, 3), **score_row(qa, prediction)})
+                     "seconds": round(time.perf_counter() - t0, 3), **score_row(qa, prediction),
+                     **evidence_row(qa, shown, ids, cfg.k)})
     return rows
+
+
+def line_turns(sources: list[Any], ids: list[str]) -> list[str]:
+    """The turn ids ('D<s>:<t>') a memory line comes from: a stream position (`int`, or
+    'turn:<i>' as the memory agents write it) is mapped through `ids`; a turn id is kept;
+    anything else (a working-memory line, a node id) names no turn.
+
+    >>> line_turns([1, "turn:0", "D2:5", "working", "turn:9"], ["D1:1", "D1:2"])
+    ['D1:2', 'D1:1', 'D2:5']
+    """
+    out = []
+    for s in sources:
+        text = str(s)
+        pos = text.removeprefix("turn:")
+        if isinstance(s, int) or (text.startswith("turn:") and pos.isdigit()):
+            i = int(pos)
+            if 0 <= i < len(ids):
+                out.append(ids[i])
+        elif text.startswith("D") and ":" in text:
+            out.append(text)
+    return out
+
+
+def evidence_row(qa: Any, shown: list[dict[str, Any]], ids: list[str],
+                 k: int) -> dict[str, Any]:
+    """recall@k of the question's evidence among the turns the agent's best k lines come from
+    (the lines are best last), for each k of `evidence_recall.KS` up to the lines shown;
+    nothing where the question has no evidence or the agent's lines name no sources."""
+    if not qa.evidence or not any(line.get("sources") for line in shown):
+        return {}
+    out: dict[str, Any] = {}
+    for cut in (c for c in KS if c <= k):
+        best = shown[-cut:]
+        out[f"recall@{cut}"] = recall_at(
+            [t for line in best for t in line_turns(line.get("sources") or [], ids)],
+            qa.evidence)
+    return out
 
 
 def score_row(qa: Any, prediction: str) -> dict[str, Any]:
@@ -184,6 +221,16 @@ def summarize(rows: list[dict[str, Any]], qas: dict[tuple[str, int], Any]) -> di
             group = [r["f1"] for r in answerable if r["category"] == c]
             by_cat[str(c)] = sum(group) / len(group)
         entry["f1_by_category"] = by_cat
+        for cut in KS:
+            key = f"recall@{cut}"
+            found = [r for r in mine if key in r]
+            if found:
+                entry[key] = sum(r[key] for r in found) / len(found)
+                entry[f"{key}_ci95"] = bootstrap_by_conversation(found, key)
+                entry[f"{key}_by_category"] = {
+                    str(c): sum(r[key] for r in found if r["category"] == c)
+                    / sum(1 for r in found if r["category"] == c)
+                    for c in sorted({r["category"] for r in found})}
         if unanswerable:
             entry["abstention_unanswerable"] = (sum(r["abstained"] for r in unanswerable)
                                                 / len(unanswerable))
@@ -202,7 +249,7 @@ def summarize(rows: list[dict[str, Any]], qas: dict[tuple[str, int], Any]) -> di
     return out
 
 
-def run_conversation_eval(convs: list[Conversation], llm: Any, cfg: ConversationEvalConfig,
+def run_conversation_eval(convs: list[Dialogue], llm: Any, cfg: ConversationEvalConfig,
                           *, embedder: Any = None, roles: dict[str, Any] | None = None,
                           progress: Any = None) -> dict[str, Any]:
     """Every agent of `cfg` on every conversation: {"config", "rows", "summary", "seconds"}."""
@@ -225,26 +272,51 @@ def run_conversation_eval(convs: list[Conversation], llm: Any, cfg: Conversation
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
-def read_record(conv: Conversation, name: str, memory: Any, seconds: float) -> dict[str, Any]:
+def read_record(conv: Dialogue, name: str, memory: Any, seconds: float) -> dict[str, Any]:
     """What reading one conversation cost and wrote: seconds a turn, memory size, and the
     agent's own write counts where it keeps them (mem0's ops, the loop's)."""
-    turns = sum(len(v) for v in conv.sessions.values())
+    turns = len(conv.stream_ids())
     counts = getattr(memory, "counts", None)
     return {"agent": name, "conversation": conv.sample_id, "turns": turns,
             "seconds_per_turn": round(seconds / max(1, turns), 4),
             "memory_size": memory.memory_size() if hasattr(memory, "memory_size") else None,
-            "counts": dict(counts) if counts else {}}
+            "counts": dict(counts) if counts else {},
+            "supersession": read_supersession(conv, memory)}
+
+
+def read_supersession(conv: Dialogue, memory: Any) -> dict[str, int] | None:
+    """What the agent's memory retired, against the gold updates, by the turns each node was
+    first written from: (turn that stated the old value, turn that replaced it). None for an
+    agent without a `LiquidMemory` or a dialogue without gold updates."""
+    from mags_lib.evaluation.supersession import gold_source_pairs, supersession_scores
+
+    mem = getattr(memory, "memory", None)
+    gold = gold_source_pairs(conv)
+    if mem is None or not hasattr(mem, "to_networkx") or not gold:
+        return None
+    ids = conv.stream_ids()
+    s = supersession_scores(mem, gold, by="source",
+                            source_name=lambda src: next(iter(line_turns([src], ids)), src))
+    return {k: s[k] for k in ("correct", "predicted", "gold")}
 
 
 def writing_summary(reads: list[dict[str, Any]]) -> dict[str, Any]:
-    """Pooled write counts, the share of the model's lines that parsed and named only shown
-    ids (write validity) where the agent counts them, and the mean seconds a turn of reading."""
+    """Pooled write counts, supersession against the gold updates (precision, recall) where the
+    agent keeps a memory, the share of the model's lines that parsed and named only shown ids
+    (write validity) where the agent counts them, and the mean seconds a turn of reading."""
     counts: dict[str, int] = {}
     for r in reads:
         for k, v in r["counts"].items():
             counts[k] = counts.get(k, 0) + int(v)
     lines = counts.get("lines", 0)
+    sup = [r["supersession"] for r in reads if r.get("supersession")]
+    pooled = {k: sum(s[k] for s in sup) for k in ("correct", "predicted", "gold")}
     return {"counts": counts,
+            "supersession": {**pooled,
+                             "precision": (pooled["correct"] / pooled["predicted"]
+                                           if pooled["predicted"] else None),
+                             "recall": pooled["correct"] / pooled["gold"] if pooled["gold"]
+                             else None} if sup else None,
             "validity": counts.get("valid_lines", 0) / lines if lines else None,
             "seconds_per_turn": (sum(r["seconds_per_turn"] for r in reads) / len(reads)
                                  if reads else None)}

@@ -138,15 +138,15 @@ def supersession_summary(convs: list[Any], embedder: Any) -> dict[str, Any]:
 
 
 def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
-    from mags_lib.conversations.locomo import SPLITS, load_locomo, locomo_path, missing_message
-    from mags_lib.conversations.persona import persona_set
     from mags_lib.llm import load_llm
+    from mags_lib.tasks.registry import get_task
 
     run = cfg.resolved()
     t0 = time.perf_counter()
     embedder = _embedder(run.embedder)
     llm = load_llm(model=run.answer_llm)
-    personas = persona_set(run.persona_split, run.personas)
+    personas = get_task("persona").episodes(run.persona_split, run.personas)
+    locomo = get_task("locomo")
     roles, why = ({}, None)
     if any(a.startswith("mags") and a != "mags_prompted"
            for a in (*run.agents, *run.locomo_agents)):
@@ -164,10 +164,10 @@ def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
     if why:
         result["left_out"] = {"agents": sorted(set(run.agents + run.locomo_agents)
                                                - set(agents + locomo_agents)), "why": why}
-    if locomo_path() is None:
-        result["locomo"] = {"missing": missing_message()}
+    if not locomo.available():
+        result["locomo"] = {"missing": locomo.missing_message()}
     else:
-        convs = load_locomo(ids=SPLITS[run.locomo_split][:run.locomo_conversations])
+        convs = locomo.episodes(run.locomo_split, run.locomo_conversations)
         qa_cfg = ConversationEvalConfig(agents=locomo_agents, k=run.k,
                                         max_questions=run.locomo_questions)
         result["locomo"] = {"split": run.locomo_split, "conversations": len(convs),

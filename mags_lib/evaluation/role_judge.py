@@ -4,7 +4,7 @@
     report = judge_write(write_llm, rows)        # op confusion, F1, facts kept exact, samples
     report = judge_ask(ask_llm, rows, k=3)       # hit@k of the queries on the row's memory
 
-The rows are training-format rows (`tasks.data`) whose prompts are the loop's own messages
+The rows are training-format rows (`objectives.data`) whose prompts are the loop's own messages
 (`role_prompts.play_write_messages` / `play_ask_messages`: notebook 12 builds them from
 conversations of a split that never enters a dataset). Decoding is the loop's: greedy, the
 write model stopped at `</engram>` without a grammar, the ask model under the recall grammar
@@ -47,8 +47,8 @@ def judge_write(llm: Any, rows: list[dict], max_tokens: int = 96) -> dict[str, A
     fact text exact, mean engram F1, parse rate, seconds a row, and raw samples."""
     from mags_lib.actions import parse_actions
     from mags_lib.agents.loop import ENGRAM_CLOSE
-    from mags_lib.tasks.rewards import engram_reward
-    from mags_lib.tasks.write_metrics import fact_exact, op_confusion
+    from mags_lib.objectives.rewards import engram_reward
+    from mags_lib.objectives.write_metrics import fact_exact, op_confusion
 
     texts, seconds = _generate(llm, rows, max_tokens=max_tokens, stop=[ENGRAM_CLOSE],
                                grammar=None, close=ENGRAM_CLOSE)
@@ -68,7 +68,7 @@ def judge_ask(llm: Any, rows: list[dict], k: int = 3, max_tokens: int = 96) -> d
     """The ask model's outputs on `rows`: the share whose queries find a gold fact in the top
     `k` of a memory holding the row's facts (`recall_reward`, hashing embedder), per kind."""
     from mags_lib.actions import recall_grammar
-    from mags_lib.tasks.rewards import recall_reward
+    from mags_lib.objectives.rewards import recall_reward
 
     texts, seconds = _generate(llm, rows, max_tokens=max_tokens, stop=None,
                                grammar=recall_grammar(), close="</recall>")

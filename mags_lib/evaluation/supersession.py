@@ -18,7 +18,7 @@ updates the memory carried out.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from mags_lib.conversations.types import Conversation
@@ -29,7 +29,7 @@ Pair = tuple[str, str]
 
 def gold_write_pairs(conv: Conversation) -> list[Pair]:
     """(replaced, replacing) for every gold 'update' write of `conv`."""
-    return [(o.replaces, o.text) for o in conv.observations
+    return [(o.replaces, o.text) for o in conv.gold_facts
             if o.op == "update" and o.replaces is not None]
 
 
@@ -38,7 +38,7 @@ def gold_source_pairs(conv: Conversation) -> list[Pair]:
     the gold when raw turns, not facts, are written."""
     stated: dict[str, str] = {}
     out = []
-    for o in conv.observations:
+    for o in conv.gold_facts:
         if o.op == "update" and o.replaces in stated:
             out.append((stated[o.replaces], o.evidence[0]))
         stated[o.text] = o.evidence[0]
@@ -49,16 +49,19 @@ def write_gold(mem: Any, conv: Conversation, block: str = "semantic") -> None:
     """Every gold fact of `conv` observed in order as plain text (no op, no key): what the
     memory makes of correct facts on its own."""
     mem.observe_many([{"text": o.text, "block": block, "source": o.evidence[0]}
-                      for o in conv.observations])
+                      for o in conv.gold_facts])
 
 
-def predicted_pairs(mem: Any, by: str = "text") -> list[Pair]:
+def predicted_pairs(mem: Any, by: str = "text",
+                    source_name: Callable[[str], str] | None = None) -> list[Pair]:
     """(old, new) for every superseded node of `mem` (forgotten ones excluded): their texts,
-    or with `by="source"` their first sources (the turns they were written from)."""
+    or with `by="source"` their first sources (the turns they were written from), renamed by
+    `source_name` where the memory's sources are not the gold's ids ('turn:3' -> 'D1:4')."""
     graph = mem.to_networkx(valid_only=False)
+    rename = source_name or str
 
     def name(data: dict[str, Any]) -> str:
-        return data["text"] if by == "text" else str((data["sources"] or [None])[0])
+        return data["text"] if by == "text" else rename(str((data["sources"] or [None])[0]))
     return [(name(data), name(graph.nodes[data["superseded_by"]]))
             for _, data in graph.nodes(data=True) if data.get("superseded_by") is not None]
 
@@ -67,10 +70,11 @@ def _key(pair: Pair) -> Pair:
     return normalize(pair[0]), normalize(pair[1])
 
 
-def supersession_scores(mem: Any, gold: Iterable[Pair], by: str = "text") -> dict[str, Any]:
+def supersession_scores(mem: Any, gold: Iterable[Pair], by: str = "text",
+                        source_name: Callable[[str], str] | None = None) -> dict[str, Any]:
     """Precision, recall and F1 of the memory's supersessions against `gold` (pairs of texts,
     or of turn ids with `by="source"`), with counts and the pairs that went wrong."""
-    pred = {_key(p): p for p in predicted_pairs(mem, by)}
+    pred = {_key(p): p for p in predicted_pairs(mem, by, source_name)}
     ref = {_key(p): p for p in gold}
     hits = pred.keys() & ref.keys()
     p = len(hits) / len(pred) if pred else None

@@ -1,4 +1,4 @@
-"""The environment interface every MAGS game speaks: observations, step results, ground truth.
+"""The games' side of the task interface (`mags_lib.tasks.base`): per-turn ground truth.
 
 An agent loop looks the same for every game:
 
@@ -19,35 +19,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from mags_lib.tasks.base import Observation, StepResult, match_action
+
+__all__ = ["KINDS", "GameEnv", "Observation", "StepResult", "StepTruth", "match_action"]
+
 KINDS = ("announce", "distractor", "decide", "feedback", "end")
-
-
-@dataclass(frozen=True)
-class Observation:
-    """What the agent reads at one turn. `legal_actions` is empty on a pure information turn;
-    `when` is the day the task dates the turn with ("8 May 2023", a conversation's session
-    day), None where the task has no calendar (the games)."""
-
-    text: str
-    legal_actions: tuple[str, ...] = ()
-    turn: int = 0
-    kind: str = "announce"
-    when: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {"text": self.text, "legal_actions": list(self.legal_actions), "turn": self.turn,
-               "kind": self.kind}
-        return {**out, "when": self.when} if self.when is not None else out
-
-
-@dataclass
-class StepResult:
-    """The next observation, the reward earned by the action just taken, and whether play ended."""
-
-    observation: Observation
-    reward: float = 0.0
-    done: bool = False
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -92,33 +68,3 @@ class GameEnv(Protocol):
     def current_rules(self) -> list[str]: ...
 
     def ground_truth(self) -> StepTruth | None: ...
-
-
-def match_action(action: str | None, legal_actions: tuple[str, ...]) -> str | None:
-    """The legal action an agent's answer names, or None: exact match first, then the same words
-    with case, punctuation and a leading article ignored, then the one legal action named as a
-    whole word inside a longer answer ("It eats the carrot." -> "carrot").
-
-    >>> match_action("The Carrot.", ("stone", "carrot"))
-    'carrot'
-    >>> match_action("stone or carrot", ("stone", "carrot")) is None
-    True
-    """
-    if action is None:
-        return None
-    if action in legal_actions:
-        return action
-    norm = _normalise(action)
-    by_norm = {_normalise(a): a for a in legal_actions}
-    if norm in by_norm:
-        return by_norm[norm]
-    words = f" {norm} "
-    named = [a for n, a in by_norm.items() if n and f" {n} " in words]
-    return named[0] if len(named) == 1 else None
-
-
-def _normalise(text: str) -> str:
-    words = "".join(c if c.isalnum() or c.isspace() else " " for c in text.lower()).split()
-    if words and words[0] in ("the", "a", "an"):
-        words = words[1:]
-    return " ".join(words)

@@ -9,7 +9,7 @@ ground truth -> rows), `conversation_rows` (a person's facts and LoCoMo's traini
 conversations -> ask and write rows, by `SynthConfig.sources`), `expand` (few-shot LLM rewrites
 kept only when they agree with the truth), `diversity` (distinct-n, near-duplicates, dedupe),
 `build` (the whole run), `figures`.
-Rows are in the one training format of `mags_lib.tasks.data`. Nothing heavy is imported here:
+Rows are in the one training format of `mags_lib.objectives.data`. Nothing heavy is imported here:
 the LLM loads only when expansion runs.
 """
 

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from mags_lib.objectives.data import TASKS, data_hash, row_problem, write_jsonl
+from mags_lib.objectives.rewards import answer_reward, engram_reward, recall_reward
 from mags_lib.synth import diversity
 from mags_lib.synth.chains import episode_rows, game_config, order_twins
 from mags_lib.synth.config import SPLITS, SynthConfig
@@ -44,8 +46,6 @@ from mags_lib.synth.expand import (
     load_expander,
     load_seed_rows,
 )
-from mags_lib.tasks.data import TASKS, data_hash, row_problem, write_jsonl
-from mags_lib.tasks.rewards import answer_reward, engram_reward, recall_reward
 
 GROUPS = ("chain", "expanded", "seed")
 MIN_SAMPLE = 10  # diversity is compared at the smallest group's size, but never below this

@@ -327,7 +327,7 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
 
 def outcome_probes(known: Known, key: str | None, rng: random.Random,
                    max_probes: int = 8) -> list[dict[str, Any]]:
-    """What the write model's outcome reward (`tasks.outcome`) asks the memory after a turn: one
+    """What the write model's outcome reward (`objectives.outcome`) asks the memory after a turn: one
     question per rule a perfect memory holds after it (the turn's own rule first), in the
     training phrasings, with the item the memory should give and its older versions' items."""
     out = []

@@ -67,7 +67,7 @@ def _fact_turns(conv: Conversation) -> dict[str, list[Any]]:
     """Gold writes by the turn at which each is complete (its last evidence turn)."""
     order = {t.dia_id: i for i, t in enumerate(conv.turns())}
     out: dict[str, list[Any]] = defaultdict(list)
-    for o in conv.observations:
+    for o in conv.gold_facts:
         known = [e for e in o.evidence if e in order]
         if known:
             out[max(known, key=order.__getitem__)].append(o)
@@ -154,7 +154,7 @@ def ask_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, s
     """One ask row per question of `conv` that has evidence and an answer."""
     skips = skips if skips is not None else Counter()
     by_turn = _fact_turns(conv)
-    every = list(dict.fromkeys(o.text for o in conv.observations))
+    every = list(dict.fromkeys(o.text for o in conv.gold_facts))
     rows = []
     for i, qa in enumerate(conv.qa):
         if qa.answer is None or qa.category == 5 or not qa.evidence:
@@ -194,28 +194,28 @@ def _rows_of(convs: list[Conversation], source: str, cfg: Any, skips: dict[str, 
 
 
 def _persona(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[dict]]:
-    from mags_lib.conversations.persona import persona_set
+    from mags_lib.tasks.registry import get_task
 
     n = cfg.n_persona_train if split == "train" else cfg.n_persona_val
     if n <= 0:
         return {"ask": [], "write": []}
-    return _rows_of(persona_set("train" if split == "train" else "dev", n), "persona", cfg,
-                    skips, twins=split == "train")
+    convs = get_task("persona").episodes("train" if split == "train" else "dev", n)
+    return _rows_of(convs, "persona", cfg, skips, twins=split == "train")
 
 
 def _locomo(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[dict]]:
-    from mags_lib.conversations.locomo import SPLITS, load_locomo, locomo_path
+    from mags_lib.tasks.registry import get_task
 
     out: dict[str, list[dict]] = {"ask": [], "write": []}
-    ids = [c for c in SPLITS["train"] if (c in cfg.locomo_val) == (split == "val")]
+    locomo = get_task("locomo")
+    ids = [c for c in locomo.ids("train") if (c in cfg.locomo_val) == (split == "val")]
     if not ids:
         return out
-    path = locomo_path()
-    if path is None:
+    if not locomo.available():
         for task in out:
             skips[task]["locomo_missing"] += 1
         return out
-    return _rows_of(load_locomo(path, ids=ids), "locomo", cfg, skips)
+    return _rows_of(locomo.episodes("train", ids=ids), "locomo", cfg, skips)
 
 
 def conversation_rows(cfg: Any) -> tuple[dict[str, dict[str, list[dict]]],
@@ -257,12 +257,12 @@ def persona_judge_rows(split: str, n: int, cfg: Any = None, offset: int = 0
                        ) -> dict[str, list[dict]]:
     """Write and ask rows of `n` persona conversations of `split` ('dev' or 'test'), prompted
     as in play: for judging trained models, never for a dataset."""
-    from mags_lib.conversations.persona import persona_set
     from mags_lib.synth.config import SynthConfig
+    from mags_lib.tasks.registry import get_task
 
     cfg = cfg or SynthConfig(assistant_turn_share=0.0)
     out: dict[str, list[dict]] = {"write": [], "ask": []}
-    for conv in persona_set(split, n, offset=offset):
+    for conv in get_task("persona").episodes(split, n, offset=offset):
         seed = int(conv.sample_id.rsplit("-", 1)[-1])
         rng = random.Random(f"judge:{conv.sample_id}")
         out["write"] += write_rows(conv, rng, cfg, source="persona", seed=seed)

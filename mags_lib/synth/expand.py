@@ -39,11 +39,11 @@ from typing import Any
 
 from mags_lib.actions import format_actions, parse_actions, query_texts
 from mags_lib.embed import tokenize
+from mags_lib.objectives.completions import parse_answer
+from mags_lib.objectives.data import TASK_KIND, data_hash, load_jsonl
+from mags_lib.objectives.rewards import answer_reward, engram_reward, recall_reward
 from mags_lib.synth.chains import NOTHING_TO_STORE
 from mags_lib.synth.surface import ASK_SYSTEM, WRITE_SYSTEM, actions_fit_grammar
-from mags_lib.tasks.completions import parse_answer
-from mags_lib.tasks.data import TASK_KIND, data_hash, load_jsonl
-from mags_lib.tasks.rewards import answer_reward, engram_reward, recall_reward
 
 ANSWER_SYSTEM = "Use the notes to pick the item the creature eats. Reply as <answer>ITEM</answer>."
 TASK_SYSTEM = {"ask": ASK_SYSTEM[0], "write": WRITE_SYSTEM[0], "answer": ANSWER_SYSTEM}

@@ -1,13 +1,11 @@
-"""The training tasks both dataset synthesis (`synth`) and training (`train`) speak: the rows of
-the ask / write / answer tasks (`data`: reading, writing, checking, hashing them), what a model's
-output says (`completions`: its text, answer, engram ops, chosen op), the pure reward functions
-that score a completion against a row's gold (`rewards`, registered by name; the write model's
-outcome reward in `outcome`), the guard that keeps a bad row from stopping training and counts
-it (`reward_guard`), and the write model's evaluation metrics (`write_metrics`).
+"""Tasks: what feeds the agents a stream of observations and asks them questions or decisions
+with gold answers. `base.py` is the interface (`Observation`, `StepResult`, `Env`, `Dialogue`,
+`Task`, `match_action`); `registry.py` finds a task by name. The tasks themselves live with
+their worlds: `mags_lib.game.task` (the senseless game, TextWorld) and
+`mags_lib.conversations.task` (persona conversations, LoCoMo).
 
-    from mags_lib.tasks.data import load_jsonl, TASKS
-    from mags_lib.tasks.rewards import REWARDS, recall_reward
-
-It sits below both, so the dataset does not import training and training does not import the
-dataset's generator.
+    from mags_lib.tasks.registry import get_task
+    task = get_task("persona")
+    conv = task.episodes("dev", 1)[0]
+    conv.stream()[0].text, conv.qa[0].answer, conv.gold_facts[0].text
 """

@@ -9,7 +9,7 @@ One role end to end (base -> SFT -> GRPO, judged at each stage; `python -m mags_
 
     report = train_role(RoleTrainConfig(role="ask", smoke=True))
 
-Rows and rewards live in `mags_lib.tasks` (shared with `synth`), checkpoint selection in
+Rows and rewards live in `mags_lib.objectives` (shared with `synth`), checkpoint selection in
 `mags_lib.checkpoints` (shared with `export`). Modules: `config` (stage
 dataclasses), `backend` (Unsloth or PEFT), `sft`, `grpo`, `evaluate`, `common`,
 `roles` (per-role config and sizes), `stages` (`train_role`), `report` (the comparison table),
@@ -18,8 +18,8 @@ Importing this package is cheap: torch, transformers and TRL load inside the fun
 """
 
 from mags_lib.agents.router import Router, route
-from mags_lib.tasks.data import SkipReport, data_hash, load_jsonl, to_dataset, write_jsonl
-from mags_lib.tasks.rewards import REWARDS, build_rewards
+from mags_lib.objectives.data import SkipReport, data_hash, load_jsonl, to_dataset, write_jsonl
+from mags_lib.objectives.rewards import REWARDS, build_rewards
 from mags_lib.train.config import GRPOStageConfig, SFTStageConfig, StageConfig, TrainConfig
 from mags_lib.train.evaluate import generate_and_score
 from mags_lib.train.grpo import GRPOResult, run_grpo

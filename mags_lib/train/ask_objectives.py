@@ -27,8 +27,8 @@ from typing import Any
 
 from mags_lib.actions import query_texts
 from mags_lib.errors import MagsError
+from mags_lib.objectives.rewards import ask_f1_reward, format_reward
 from mags_lib.paths import MODELS_DIR
-from mags_lib.tasks.rewards import ask_f1_reward, format_reward
 from mags_lib.train.evaluate import ask_hit_rates
 from mags_lib.train.objective_study import OBJECTIVES_DIR, Study, run_study, save_study
 from mags_lib.train.objective_study import by_objective as _by_objective

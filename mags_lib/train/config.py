@@ -129,7 +129,7 @@ class GRPOStageConfig(StageConfig):
     reward_names: list[str] = field(default_factory=lambda: [
         "format_reward", "recall_reward", "recall_precision_reward", "budget_penalty",
         "guardrail_reward"], metadata={
-        "help": "reward functions by name (mags_lib.tasks.rewards.REWARDS)"})
+        "help": "reward functions by name (mags_lib.objectives.rewards.REWARDS)"})
     reward_weights: list[float] = field(default_factory=lambda: [1.0, 1.0, 0.5, 1.0, 0.5], metadata={
         "help": "one weight per reward; the weighted sum is the scalar reward"})
     reward_params: dict[str, dict] = field(default_factory=lambda: {

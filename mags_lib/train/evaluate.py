@@ -20,16 +20,16 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from mags_lib.tasks.completions import completion_text
-from mags_lib.tasks.data import TASK_KIND, gold_of
-from mags_lib.tasks.rewards import (
+from mags_lib.objectives.completions import completion_text
+from mags_lib.objectives.data import TASK_KIND, gold_of
+from mags_lib.objectives.rewards import (
     answer_reward,
     engram_reward,
     format_reward,
     query_hits,
     recall_reward,
 )
-from mags_lib.tasks.write_metrics import fact_exact, op_confusion
+from mags_lib.objectives.write_metrics import fact_exact, op_confusion
 
 EVAL_BATCH = 20
 """Prompts generated together. CPU decoding here is memory-bound, so a bigger batch costs

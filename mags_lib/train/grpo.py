@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from mags_lib.manifest import write_json
-from mags_lib.tasks.data import data_hash, to_dataset
-from mags_lib.tasks.reward_guard import take_reward_issues
-from mags_lib.tasks.rewards import build_rewards
+from mags_lib.objectives.data import data_hash, to_dataset
+from mags_lib.objectives.reward_guard import take_reward_issues
+from mags_lib.objectives.rewards import build_rewards
 from mags_lib.train.backend import load_trainable
 from mags_lib.train.common import (
     curve,

@@ -61,7 +61,7 @@ def mine_prompts(model: Any, rows: list[dict], cfg: GRPOStageConfig
     `cfg.mine_candidates == 0` the rows come back unchanged."""
     if cfg.mine_candidates <= 0:
         return rows, {"candidates": 0}
-    from mags_lib.tasks.rewards import build_rewards
+    from mags_lib.objectives.rewards import build_rewards
     from mags_lib.train.evaluate import generate
 
     reward = build_rewards([cfg.mine_reward], cfg.reward_params)[0]

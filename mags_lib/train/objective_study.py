@@ -27,8 +27,8 @@ from typing import Any
 
 from mags_lib.atomic import write_text
 from mags_lib.models import file_digest
+from mags_lib.objectives.data import data_hash
 from mags_lib.paths import MODELS_DIR
-from mags_lib.tasks.data import data_hash
 
 OBJECTIVES_DIR = MODELS_DIR / "objectives"
 STAMP = "objective.json"

@@ -27,8 +27,8 @@ from typing import Any
 
 from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
+from mags_lib.objectives.rewards import format_reward
 from mags_lib.paths import MODELS_DIR, SEED_MODELS_DIR
-from mags_lib.tasks.rewards import format_reward
 from mags_lib.train.compare import hits_to_pairs, paired_gain
 from mags_lib.train.evaluate import ask_hit_rates, ask_row_hits, generate
 from mags_lib.train.roles import RoleTrainConfig

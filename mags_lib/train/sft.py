@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mags_lib.tasks.data import data_hash, to_dataset
+from mags_lib.objectives.data import data_hash, to_dataset
 from mags_lib.train.backend import load_trainable
 from mags_lib.train.common import (
     curve,

@@ -27,7 +27,7 @@ from typing import Any
 
 from mags_lib.checkpoints import select_stage, write_selection
 from mags_lib.errors import MagsError
-from mags_lib.tasks.data import load_jsonl
+from mags_lib.objectives.data import load_jsonl
 from mags_lib.train.common import (
     is_main_process,
     peak_memory,

@@ -3,7 +3,7 @@ the memory's outcome, and their mix (notebook 08).
 
 * `f1`: `engram_reward`, the soft F1 of the ops against notebook 01's gold engram block (what
   notebook 03 trains with);
-* `outcome`: `write_outcome_reward` (`tasks.outcome`): apply the sampled block to the memory a
+* `outcome`: `write_outcome_reward` (`objectives.outcome`): apply the sampled block to the memory a
   perfect writer held before the turn, then ask the memory about every rule known after it:
   held - mu * stale - lam * extra;
 * `mix`: both at half weight.
@@ -26,11 +26,11 @@ from statistics import mean
 from typing import Any
 
 from mags_lib.errors import MagsError
+from mags_lib.objectives.completions import WRITE_OPS as OPS
+from mags_lib.objectives.outcome import combine, outcome_terms
+from mags_lib.objectives.rewards import engram_reward, format_reward
+from mags_lib.objectives.write_metrics import op_confusion
 from mags_lib.paths import MODELS_DIR
-from mags_lib.tasks.completions import WRITE_OPS as OPS
-from mags_lib.tasks.outcome import combine, outcome_terms
-from mags_lib.tasks.rewards import engram_reward, format_reward
-from mags_lib.tasks.write_metrics import op_confusion
 from mags_lib.train.objective_study import OBJECTIVES_DIR, Study, run_study, save_study
 from mags_lib.train.objective_study import by_objective as _by_objective
 from mags_lib.train.roles import ROLE_REWARDS, RoleTrainConfig

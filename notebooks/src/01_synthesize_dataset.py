@@ -27,11 +27,11 @@ import json
 import time
 
 from mags_lib.manifest import write_run
+from mags_lib.objectives.data import load_jsonl
 from mags_lib.plots import save_figure
 from mags_lib.seed import seed_everything
 from mags_lib.synth import SPLITS, SynthConfig, synthesize
 from mags_lib.synth.figures import diversity_figure, nn_cosine_figure, rows_figure
-from mags_lib.tasks.data import load_jsonl
 
 seed_everything(SEED)
 cfg = SynthConfig(seed=SEED, expand=EXPAND, expansion_llm=EXPANSION_LLM,

@@ -10,7 +10,7 @@
 # * **outcome**: `write_outcome_reward`: the sampled block is applied to the memory a perfect
 #   writer held before the turn (the closed loop's memory settings and MiniLM embedder), then
 #   recall is asked about every rule known after the turn, in training phrasings:
-#   held - 0.5 x stale - 0.1 x extra nodes (`mags_lib.tasks.outcome`);
+#   held - 0.5 x stale - 0.1 x extra nodes (`mags_lib.objectives.outcome`);
 # * **mix**: both at half weight.
 #
 # Every model is judged on the same held-out rows (20 per gold op by default) by generating

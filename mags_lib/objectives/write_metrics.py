@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from mags_lib.actions.parser import parse_actions
-from mags_lib.tasks.completions import (
+from mags_lib.objectives.completions import (
     WRITE_OPS,
     chosen_op,
     completion_text,

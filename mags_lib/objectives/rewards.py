@@ -33,15 +33,15 @@ from typing import Any
 from mags_lib.actions.parser import parse_actions, query_texts
 from mags_lib.actions.types import Connect, RecallQuery
 from mags_lib.embed import tokenize
-from mags_lib.tasks.completions import (
+from mags_lib.objectives.completions import (
     completion_text,
     engram_ops,
     gold_ops,
     norm_text,
     parse_answer,
 )
-from mags_lib.tasks.data import TASK_KIND, batch_column, gold_of
-from mags_lib.tasks.reward_guard import GuardedReward, Reward
+from mags_lib.objectives.data import TASK_KIND, batch_column, gold_of
+from mags_lib.objectives.reward_guard import GuardedReward, Reward
 
 
 def _overlap(a: str, b: str) -> float:
@@ -424,8 +424,8 @@ REWARDS: dict[str, Reward] = {
 
 
 def _register_outcome() -> None:
-    """The write model's outcome reward lives in `tasks.outcome` (it imports this module)."""
-    from mags_lib.tasks.outcome import write_outcome_reward
+    """The write model's outcome reward lives in `objectives.outcome` (it imports this module)."""
+    from mags_lib.objectives.outcome import write_outcome_reward
 
     REWARDS["write_outcome_reward"] = write_outcome_reward
 

@@ -1,12 +1,12 @@
-"""The write model's outcome reward (mags_lib.tasks.outcome): what the memory it leaves lets
+"""The write model's outcome reward (mags_lib.objectives.outcome): what the memory it leaves lets
 recall answer, tested on hand-made rows with the hashing embedder (fast, lexical)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mags_lib.tasks.outcome import combine, outcome_terms, write_outcome_reward
-from mags_lib.tasks.rewards import REWARDS, build_rewards
+from mags_lib.objectives.outcome import combine, outcome_terms, write_outcome_reward
+from mags_lib.objectives.rewards import REWARDS, build_rewards
 
 RAINY = "On rainy turns, the purple glarb eats only the stone."
 SUNNY = "On sunny turns, the purple glarb eats only the pear."
@@ -88,7 +88,7 @@ def test_a_bad_row_or_an_action_on_nothing_never_stops_training_and_is_counted()
     """Issue 20's bad input: a row whose memory cannot be built scores 0 and an action naming
     no node at most 0, each reason counted for the training log; the batch's other rows keep
     their rewards."""
-    from mags_lib.tasks.reward_guard import take_reward_issues
+    from mags_lib.objectives.reward_guard import take_reward_issues
 
     take_reward_issues()
     guarded, = build_rewards(["write_outcome_reward"],

@@ -3,7 +3,7 @@ scores 0, and `REWARD_ISSUES` counts why, process-wide, until `take_reward_issue
 resets the count (GRPO logs it and keeps it in the stage's metrics).
 
 Rewards that zero a row themselves (a gold that does not load, a write naming no node, see
-`tasks.outcome`) count their reason here too, so one count holds every zeroed reward.
+`objectives.outcome`) count their reason here too, so one count holds every zeroed reward.
 
     >>> _ = take_reward_issues()
     >>> REWARD_ISSUES["some_reward: a reason"] += 1
@@ -41,7 +41,7 @@ class GuardedReward:
     one that still raises gets 0.0 with the reason counted in `REWARD_ISSUES` (GRPO logs it
     and keeps it in the stage's metrics). Named like the reward it wraps, as TRL logs it.
 
-    >>> from mags_lib.tasks.outcome import write_outcome_reward
+    >>> from mags_lib.objectives.outcome import write_outcome_reward
     >>> _ = take_reward_issues()
     >>> bad = GuardedReward("write_outcome_reward", write_outcome_reward)
     >>> bad(["<engram>\\n</engram>"] * 2, gold=[{"memory_before": [{"bogus": 1}],

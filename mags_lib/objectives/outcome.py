@@ -50,9 +50,9 @@ from functools import lru_cache
 from typing import Any
 
 from mags_lib.actions.parser import parse_actions
-from mags_lib.tasks.completions import completion_text
-from mags_lib.tasks.data import batch_column, gold_of
-from mags_lib.tasks.reward_guard import REWARD_ISSUES
+from mags_lib.objectives.completions import completion_text
+from mags_lib.objectives.data import batch_column, gold_of
+from mags_lib.objectives.reward_guard import REWARD_ISSUES
 
 MU, LAM, FORMAT_PENALTY = 0.5, 0.1, -1.0  # the defaults of write_outcome_reward
 _CACHE: OrderedDict[str, tuple[Any, int]] = OrderedDict()
@@ -64,7 +64,7 @@ _WORD = re.compile(r"[a-z]+")
 def _embedder(name: str):
     """The rewards' embedder with a text -> vector cache (completions repeat across rows)."""
     from mags_lib.embed import MemoEmbedder
-    from mags_lib.tasks.rewards import reward_embedder
+    from mags_lib.objectives.rewards import reward_embedder
 
     return MemoEmbedder(reward_embedder(name))
 
