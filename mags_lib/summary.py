@@ -301,6 +301,7 @@ def conversations_headline(root: Path) -> str | None:
         parts.append(f"{source} ({m[source]['split']} split): F1 " + ", ".join(
             f"`{n}`{' (upper bound)' if s['upper_bound'] else ''} {_f(s.get('f1'))}"
             + (f" / current {_f(cur[n])}" if cur.get(n) is not None else "")
+            + (f" / evidence@10 {_f(s['recall@10'])}" if s.get("recall@10") is not None else "")
             for n, s in qa.items()))
     if not parts:
         return None

@@ -39,7 +39,8 @@ training adds. `mags_verbatim` is the same loop with no write model (`writer="ve
 every information turn is stored as it came, `add semantic 0.9: <observation>`, so the memory's
 own detectors alone decide what it replaces; it measures what the trained writer adds.
 `mags_episodic` is `mags` that also keeps every information turn as it came in the episodic
-block (`keep_turns`): what was said beside what the writer made of it, both recalled. No code
+block (`keep_turns`): what was said beside what the writer made of it, both recalled, with the
+observation itself as one more query (`recall_observation`). No code
 here reads the game's structure: the observation is all it gets.
 """
 

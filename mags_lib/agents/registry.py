@@ -17,7 +17,8 @@ The agents, and what each may know:
 * `mags` (and its read-path variants `mags_consolidated`, `mags_working`): the observations
   only; its trained ask and write models (`roles`) drive the memory; `mags_verbatim`: the same
   with every information turn stored as it came instead of by the write model;
-  `mags_episodic`: `mags` that also keeps every information turn in the episodic block;
+  `mags_episodic`: `mags` that also keeps every information turn in the episodic block and
+  recalls the question itself beside the ask model's queries;
 * `mags_prompted`: the same loop with the untrained base model (`roles["prompted"]`) as ask
   and write model, few-shot;
 * `mem0`: a Mem0-style prompted memory: the base model (`roles["prompted"]`, else the decision
@@ -57,7 +58,8 @@ TRAINED_LOOP_AGENTS: tuple[str, ...] = ("mags", "mags_consolidated", "mags_worki
 prompt, LoopConfig.working_lines = 1); and one of its write path, `mags_verbatim` (no write
 model: every information turn stored as it came, LoopConfig.writer 'verbatim'), the ablation
 that measures what the trained writer adds; and `mags_episodic`, the write model's facts plus
-every information turn kept as it came in the episodic block (LoopConfig.keep_turns)."""
+every information turn kept as it came in the episodic block, the question itself recalled
+beside the ask model's queries (LoopConfig.keep_turns, recall_observation)."""
 LOOP_AGENTS: tuple[str, ...] = (*TRAINED_LOOP_AGENTS, "mags_prompted")
 AGENT_NAMES: tuple[str, ...] = ("bare", "full_context", "static_rag", "static_rag_bm25",
                                 "mem0", *LOOP_AGENTS, *ABLATIONS, "oracle")
@@ -146,6 +148,7 @@ def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) ->
             loop_overrides.setdefault("writer", "verbatim")
         if name == "mags_episodic":
             loop_overrides.setdefault("keep_turns", True)
+            loop_overrides.setdefault("recall_observation", True)
         needed = ("ask",) if loop_overrides.get("writer") == "verbatim" else ("ask", "write")
         missing = [r for r in needed if roles.get(r) is None]
         if missing:

@@ -33,9 +33,11 @@ class ConversationStudyConfig:
     personas: int = field(default=6, metadata={"help": "persona conversations (first seeds)"})
     persona_questions: int | None = field(default=None, metadata={
         "help": "questions per persona conversation (None: all)"})
-    locomo_split: str = field(default="train", metadata={"help": "LoCoMo split studied"})
-    locomo_conversations: int = field(default=5, metadata={"help": "LoCoMo conversations"})
-    locomo_questions: int | None = field(default=8, metadata={
+    locomo_split: str = field(default="dev", metadata={
+        "help": "LoCoMo split studied: 'dev' is conv-43, the training conversation no dataset "
+                "holds (the other four trained the models, so `mags` is judged on it alone)"})
+    locomo_conversations: int = field(default=1, metadata={"help": "LoCoMo conversations"})
+    locomo_questions: int | None = field(default=60, metadata={
         "help": "questions per LoCoMo conversation for QA (evidence recall uses all); each "
                 "costs ~10 s over the four agents on 2 cores, full_context most"})
     agents: list[str] = field(default_factory=lambda: ["bare", "full_context", "static_rag",
@@ -49,7 +51,10 @@ class ConversationStudyConfig:
     answer_llm: str = field(default="embedded", metadata={"help": "LLMConfig.model answering"})
     embedder: str = field(default="embedded", metadata={
         "help": "'embedded' (all-MiniLM-L6-v2) or 'hashing' (a fast fake)"})
-    k: int = field(default=5, metadata={"help": "memory lines per question"})
+    k: int = field(default=5, metadata={"help": "memory lines per persona question"})
+    locomo_k: int = field(default=10, metadata={
+        "help": "memory lines per LoCoMo question (so that evidence recall@10 is measured); "
+                "the closed loop recalls as many per ask query"})
     models: dict[str, str] = field(default_factory=lambda: {"ask": "auto", "write": "auto"},
                                    metadata={
         "help": "the ask and write models of 'mags' ('auto': notebook 04's GGUFs of the selected "
@@ -65,9 +70,11 @@ class ConversationStudyConfig:
             persona_split=self.persona_split, personas=1, persona_questions=6,
             locomo_split=self.locomo_split, locomo_conversations=1, locomo_questions=4,
             agents=self.agents,  # LoCoMo: no agent that calls a model on each of ~600 turns
-            locomo_agents=[a for a in self.locomo_agents if a not in ("mags", "mem0")],
+            locomo_agents=[a for a in self.locomo_agents
+                           if not a.startswith("mags") and a != "mem0"],
             answer_llm=self.answer_llm,
-            embedder=self.embedder, k=self.k, models=dict(self.models), smoke=True)
+            embedder=self.embedder, k=self.k, locomo_k=self.locomo_k, models=dict(self.models),
+            smoke=True)
 
 
 def role_models(models: dict[str, str]) -> tuple[dict[str, Any], str | None]:
@@ -168,8 +175,9 @@ def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
         result["locomo"] = {"missing": locomo.missing_message()}
     else:
         convs = locomo.episodes(run.locomo_split, run.locomo_conversations)
-        qa_cfg = ConversationEvalConfig(agents=locomo_agents, k=run.k,
-                                        max_questions=run.locomo_questions)
+        qa_cfg = ConversationEvalConfig(agents=locomo_agents, k=run.locomo_k,
+                                        max_questions=run.locomo_questions,
+                                        loop={"query_k": run.locomo_k})
         result["locomo"] = {"split": run.locomo_split, "conversations": len(convs),
                             "evidence": evidence_summary(convs, embedder),
                             "qa": run_conversation_eval(convs, llm, qa_cfg, embedder=embedder,
@@ -208,17 +216,21 @@ def study_markdown(result: dict[str, Any]) -> str:
                        "|---|---|---|---|")
             for how, s in part["supersession"].items():
                 out.append(f"| {how} | {_f(s['precision'])} | {_f(s['recall'])} | {s['gold']} |")
-        out.append("\n| agent | F1 (95% CI) | EM | abstains when unanswerable | abstains when "
-                   "answerable | current | stale | earlier | memory items | write validity |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|")
+        out.append("\n| agent | F1 (95% CI) | EM | evidence@5 | evidence@10 | abstains when "
+                   "unanswerable | abstains when answerable | current | stale | earlier | "
+                   "memory items | supersession P / R | write validity |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for name, s in part["qa"]["summary"].items():
             p = s.get("persona") or {}
+            sup = (s.get("writing") or {}).get("supersession") or {}
             label = f"{name} (upper bound)" if s["upper_bound"] else name
             out.append(f"| {label} | {_ci(s, 'f1')} | {_f(s.get('em'))} | "
+                       f"{_f(s.get('recall@5'))} | {_f(s.get('recall@10'))} | "
                        f"{_f(s.get('abstention_unanswerable'))} | "
                        f"{_f(s.get('abstention_answerable'))} | {_f(p.get('current_accuracy'))} | "
                        f"{_f(p.get('stale_rate'))} | {_f(p.get('earlier_accuracy'))} | "
                        f"{_f(s.get('memory_size_mean'), 0)} | "
+                       f"{_f(sup.get('precision'))} / {_f(sup.get('recall'))} | "
                        f"{_f((s.get('writing') or {}).get('validity'))} |")
         out.append("")
     if result.get("left_out"):

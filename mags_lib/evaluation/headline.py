@@ -17,7 +17,7 @@ LABELS = {
     "mags_consolidated": "MAGS, recalled hits consolidated into contexts",
     "mags_working": "MAGS, a recent turn from the working-memory block shown",
     "mags_verbatim": "MAGS without its write model (every information turn stored as it came)",
-    "mags_episodic": "MAGS, every turn also kept as said (episodic) beside the written facts",
+    "mags_episodic": "MAGS, every turn also kept as said (episodic) and the question recalled",
     "mags_scripted": "upper bound: perfect writer, game structure given",
     "oracle": "upper bound: the rules in force",
     "static_rag": "static RAG (same embedder and hybrid retriever, raw text)",

@@ -7,14 +7,18 @@
 # directly, indirectly or as corrections) and LoCoMo's long real dialogues (read from
 # `$MAGS_LOCOMO`, `data/external/` or the shared copy; where it is absent this notebook says so
 # and runs the rest). Only the development splits are studied here (persona `dev`, LoCoMo's
-# five training conversations); the test splits are run once a configuration is frozen.
+# conv-43: of the five training conversations, the one no dataset holds, since the other four
+# trained the models); the test splits are run once a configuration is frozen.
 #
 # 1. Evidence recall: raw turns in a `LiquidMemory` against flat BM25.
 # 2. Supersession by `LiquidMemory`'s defaults against the gold updates: with the gold facts
 #    written, and with the user's raw turns written (a memory with no write model).
 # 3. Question answering: `bare`, `full_context`, `static_rag`, the Mem0-style `mem0` (persona
 #    set only), `mags` (the trained ask and write models of notebook 04, trained on the game,
-#    the training personas and LoCoMo's training conversations) and the upper bound
+#    the training personas and LoCoMo's training conversations), `mags_episodic` (the same, and
+#    every turn kept as said in the episodic block, the question recalled with the queries),
+#    each agent's evidence recall@5 / @10 and supersession against the gold updates, and the
+#    upper bound
 #    `gold_writes` (the gold facts written: it reads the gold, so it is never "MAGS"), one
 #    answer model (the embedded base model), scored as LoCoMo scores, with the persona rates.
 # 4. The trained write and ask models alone, prompted exactly as in play, on every turn and
@@ -28,12 +32,13 @@
 SMOKE = False
 PERSONA_SPLIT = "dev"
 PERSONAS = 6
-LOCOMO_SPLIT = "train"
-LOCOMO_CONVERSATIONS = 5
-LOCOMO_QUESTIONS = 8  # per conversation, a seeded sample (evidence recall uses all)
-AGENTS = ["bare", "full_context", "static_rag", "mem0", "mags", "gold_writes"]  # persona set
-# mem0: ~40 min a LoCoMo conversation; mags: ~5 (a write-model call a turn)
-LOCOMO_AGENTS = ["bare", "full_context", "static_rag", "mags", "gold_writes"]
+LOCOMO_SPLIT = "dev"  # conv-43: the training conversation no dataset holds
+LOCOMO_CONVERSATIONS = 1
+LOCOMO_QUESTIONS = 60  # per conversation, a seeded sample (evidence recall of raw turns: all)
+AGENTS = ["bare", "full_context", "static_rag", "mem0", "mags", "mags_episodic",
+          "gold_writes"]  # persona set
+# mem0: ~40 min a LoCoMo conversation; mags: ~6 (a write-model call a turn)
+LOCOMO_AGENTS = ["bare", "full_context", "static_rag", "mags", "mags_episodic", "gold_writes"]
 MODELS = {"ask": "auto", "write": "auto"}  # mags's models: notebook 04's GGUFs
 ANSWER_LLM = "embedded"
 EMBEDDER = "embedded"
