@@ -471,7 +471,8 @@ def test_recall_observation_adds_the_observation_to_the_ask_models_queries():
         agent.reset(0)
         seen = []
         recall = agent.memory.recall
-        agent.memory.recall = lambda q, *a, **kw: seen.append(q) or recall(q, *a, **kw)
+        agent.memory.recall = (lambda q, *a, seen=seen, recall=recall, **kw:
+                               seen.append(q) or recall(q, *a, **kw))
         agent.memory_lines(asked)
         assert (asked.text in seen) == on and "red quax diet" in seen
         assert agent.last_ask["queries"] == ["red quax diet"]  # what the ask model said

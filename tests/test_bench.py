@@ -131,4 +131,6 @@ def test_conversation_bench_reads_and_answers_with_mags(tmp_path):
     assert result["conversation"] == "persona-dev-10000" and result["turns"] == 4
     assert result["questions"] <= 1 and result["turn_s"]["p50"] > 0
     assert set(result["targets"]) == {"turn_p50", "question_p50"}
+    assert {"write", "apply_step"} <= set(result["stages_p50"]["turn"])
+    assert "answer" in result["stages_p50"]["question"]
     assert json.loads(out.read_text())["turn_s"] == result["turn_s"]

@@ -160,8 +160,15 @@ def test_a_rerun_of_one_notebook_keeps_the_other_sections_marked_as_kept(tmp_pat
                    "## Ask GRPO over seeds (07)\n\n_notebook 07 results: not found; run `x`._\n")
     readme = tmp_path / "README.md"
     readme.write_text(f"{README_START}\nold\n\n{MECHANISMS_LEAD} (notebook 09):\n\n| m |\n\n"
+                      f"Conversations (notebook 12): old line.\n\n"
                       f"Every table: here.\n{README_END}\n")
+    (root / "12_conversations").mkdir()
+    (root / "12_conversations" / "metrics.json").write_text(json.dumps({"persona": {
+        "split": "dev", "conversations": 1, "evidence": {},
+        "qa": {"summary": {"bare": {"f1": 0.1, "upper_bound": False}}}}}))
     assert main(["--results", str(root), "--out", str(out), "--readme", str(readme)]) == 0
+    assert readme.read_text().count("Conversations (notebook 12") == 1  # regenerated, not kept
+    assert "old line" not in readme.read_text()
     text = out.read_text()
     assert "| ask | 7 | 1 | 1 |" in text and "old dataset table" not in text
     dynamics = text.split("## Graph dynamics (05)")[1].split("\n## ")[0]

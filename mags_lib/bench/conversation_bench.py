@@ -12,6 +12,9 @@ those turns (the ask model, recall, and the free-text answer of `agents/open_ans
 the embedded base model), each timed. Default: LoCoMo's conv-26, a training conversation
 (where LoCoMo is absent, the first development persona, said so). Issue 40's targets: p50 at
 most 0.5 s a turn and 1.0 s a question on 2 cores. The generation cache is off.
+`stages_p50` splits both into the agent's own stages (a turn: the write model's call, the
+recall that shows it facts, the memory's write and step; a question: the ask model, recall and
+the answer), to show where the time goes.
 """
 
 from __future__ import annotations
@@ -49,6 +52,12 @@ def _conversation(cfg: ConversationBenchConfig) -> tuple[Any, str]:
     return make_persona(seed, "dev"), note
 
 
+def _stages(timings: list[dict[str, float]]) -> dict[str, float | None]:
+    """p50 seconds of each stage the agent timed (write call, recall, ask, answer...)."""
+    names = sorted({k for t in timings for k in t})
+    return {k: _p([t.get(k, 0.0) for t in timings], 50) for k in names}
+
+
 def _p(values: list[float], q: float) -> float | None:
     import numpy as np
 
@@ -80,26 +89,32 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
     observations = turn_observations(conv)[:cfg.turns]
     read = {o.turn for o in observations}
     ids = [t.dia_id for t in conv.turns()][:cfg.turns]
-    turn_s = []
+    turn_s, turn_stages = [], []
     for obs in observations:
         t0 = time.perf_counter()
         agent.observe(obs)
         turn_s.append(time.perf_counter() - t0)
+        turn_stages.append(dict(getattr(agent, "last_timing", {}) or {}))
     asked = [q for q in conv.qa if q.answer is not None and q.evidence
              and set(q.evidence) <= set(ids)][:cfg.questions]
-    question_s = []
+    question_s, question_stages = [], []
     for qa in asked:
         t0 = time.perf_counter()
         lines = [x["text"] for x in agent.memory_lines(Observation(qa.asked(), turn=len(read),
                                                                    kind="question"))]
+        t1 = time.perf_counter()
         answer_open(llm, lines, qa.asked(), max_tokens=24, seed=0)
         question_s.append(time.perf_counter() - t0)
+        question_stages.append({**{k: v for k, v in (getattr(agent, "last_timing", {}) or {})
+                                   .items() if k in ("ask", "recall")},
+                                "answer": time.perf_counter() - t1})
     turn_p50, question_p50 = _p(turn_s, 50), _p(question_s, 50)
     return {"config": asdict(cfg), "conversation": conv.sample_id, "note": "; ".join(
                 x for x in (note, missing) if x), "role_models": paths,
             "turns": len(turn_s), "questions": len(question_s),
             "turn_s": {"p50": turn_p50, "p95": _p(turn_s, 95)},
             "question_s": {"p50": question_p50, "p95": _p(question_s, 95)},
+            "stages_p50": {"turn": _stages(turn_stages), "question": _stages(question_stages)},
             "memory_size": agent.memory_size() if hasattr(agent, "memory_size") else None,
             "targets": {"turn_p50": {"limit_s": cfg.turn_target_s, "value": turn_p50,
                                      "met": turn_p50 is not None and turn_p50 <= cfg.turn_target_s},
