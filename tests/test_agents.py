@@ -476,3 +476,21 @@ def test_recall_observation_adds_the_observation_to_the_ask_models_queries():
         agent.memory_lines(asked)
         assert (asked.text in seen) == on and "red quax diet" in seen
         assert agent.last_ask["queries"] == ["red quax diet"]  # what the ask model said
+
+
+def test_rrf_merge_ranks_by_fused_rank_not_by_one_querys_score():
+    from types import SimpleNamespace
+
+    from mags_lib.agents.loop import LoopConfig, merged_hits
+
+    def hit(node, score):
+        return SimpleNamespace(node_id=node, score=score, valid=True)
+
+    ranked = {"a": [hit(1, 0.99), hit(2, 0.98), hit(3, 0.97)],  # one query, high scores
+              "b": [hit(3, 0.40), hit(4, 0.30)], "c": [hit(3, 0.35), hit(5, 0.20)]}
+    memory = SimpleNamespace(recall=lambda q, k, block=None: ranked[q][:k])
+    by_score = [h.node_id for h in merged_hits(memory, ["a", "b", "c"], 3, 2)]
+    by_rank = [h.node_id for h in merged_hits(memory, ["a", "b", "c"], 3, 2, merge="rrf")]
+    assert by_score == [1, 2] and by_rank[0] == 3  # found by every query: first when fused
+    with pytest.raises(MagsError, match="unknown merge"):
+        LoopConfig(merge="max")

@@ -40,6 +40,8 @@ def main() -> None:
     ap.add_argument("--recall-observation", action="store_true",
                     help="mags: the question itself is recalled beside the ask model's queries "
                          "(LoopConfig.recall_observation)")
+    ap.add_argument("--merge", default="score", choices=["score", "rrf"],
+                    help="mags: how the queries' hits are merged (LoopConfig.merge)")
     ap.add_argument("--versions", type=int, default=0,
                     help="mags: earlier versions shown before each recalled fact (LoopConfig)")
     ap.add_argument("--judge", action="store_true",
@@ -67,7 +69,11 @@ def main() -> None:
                  else task.episodes(args.split, args.n))
     except (MagsError, ValueError, TypeError) as exc:
         sys.exit(f"error: {exc}")
-    loop = {"versions": args.versions, "recall_observation": args.recall_observation}
+    loop: dict = {"versions": args.versions}  # unset options keep each agent's own defaults
+    if args.recall_observation:
+        loop["recall_observation"] = True
+    if args.merge != "score":
+        loop["merge"] = args.merge
     if args.query_k is not None:
         loop["query_k"] = args.query_k
     cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions,

@@ -106,6 +106,9 @@ class LoopConfig:
         "help": "recall the observation itself as one more query beside the ask model's (its "
                 "hits merged with theirs by node), so that words the queries drop still reach "
                 "the memory"})
+    merge: str = field(default="score", metadata={
+        "help": "how the queries' hits are merged (`merged_hits`): 'score' (a node's best "
+                "score) or 'rrf' (reciprocal rank fusion over the queries)"})
     versions: int = field(default=0, metadata={
         "help": "earlier versions shown before each recalled fact, marked '(no longer true)' "
                 "(`agents.history_lines`), so that the answer model can name what was true "
@@ -123,6 +126,9 @@ class LoopConfig:
         if self.writer not in WRITERS:
             raise MagsError(f"LoopConfig: unknown writer {self.writer!r}",
                             f"use one of {', '.join(WRITERS)}")
+        if self.merge not in MERGES:
+            raise MagsError(f"LoopConfig: unknown merge {self.merge!r}",
+                            f"use one of {', '.join(MERGES)}")
         if self.versions < 0:
             raise MagsError(f"LoopConfig: versions = {self.versions}",
                             "versions >= 0 (earlier versions per recalled fact; 0 = none)")
@@ -133,6 +139,7 @@ class LoopConfig:
 
 
 CONTEXTS = ("hits", "consolidated")
+MERGES = ("score", "rrf")
 
 
 ENGRAM_CLOSE = "</engram>"
@@ -158,15 +165,25 @@ def closed(out: Any, tag: str) -> str:
 
 
 def merged_hits(memory: Any, queries: list[str], query_k: int, k: int,
-                block: str | None = None) -> list[Any]:
-    """Each query's valid recall hits (in `block`, else any), merged by node (best score); the
-    best `k`, best first."""
+                block: str | None = None, merge: str = "score") -> list[Any]:
+    """Each query's valid recall hits (in `block`, else any), merged by node; the best `k`,
+    best first. `merge="score"`: a node's best score; `"rrf"`: reciprocal rank fusion, the sum
+    over queries of 1 / (60 + its rank there), so no query's score scale decides alone."""
     best: dict[int, Any] = {}
+    fused: dict[int, float] = {}
     for q in queries:
-        for h in memory.recall(q, query_k, block=block):
-            if h.valid and (h.node_id not in best or h.score > best[h.node_id].score):
+        valid = [h for h in memory.recall(q, query_k, block=block) if h.valid]
+        for rank, h in enumerate(valid):
+            fused[h.node_id] = fused.get(h.node_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            if h.node_id not in best or h.score > best[h.node_id].score:
                 best[h.node_id] = h
+    if merge == "rrf":
+        return sorted(best.values(), key=lambda h: -fused[h.node_id])[:k]
     return sorted(best.values(), key=lambda h: -h.score)[:k]
+
+
+RRF_K = 60
+"""Reciprocal rank fusion's constant (Cormack et al., 2009)."""
 
 
 def llm_judge(llm: Any):
@@ -330,7 +347,8 @@ class MagsLoopAgent(MemoryAgent):
         after its `versions` earlier versions, dated where the task dates its turns."""
         from mags_lib.agents.history_lines import with_history
 
-        hits = merged_hits(self.memory, queries, self.loop.query_k, self.config.k)
+        hits = merged_hits(self.memory, queries, self.loop.query_k, self.config.k,
+                           merge=self.loop.merge)
         return with_history(self.memory, hits, self.loop.versions, self.when.get)
 
     def working_hits(self, queries: list[str]) -> list[tuple[float, str]]:
