@@ -10,7 +10,6 @@ from mags_lib.evaluation.conversation_qa import (
     ConversationEvalConfig,
     question_sample,
     run_conversation_eval,
-    turn_observations,
 )
 from mags_lib.llm.base import Completion
 
@@ -29,7 +28,7 @@ class LastLineReader:
 
 def test_turns_become_dated_observations():
     conv = make_persona(1, "train")
-    obs = turn_observations(conv)
+    obs = conv.stream()
     assert len(obs) == sum(len(t) for t in conv.sessions.values())
     assert obs[0].text.startswith("[") and f"] {conv.speakers[0]}: " in obs[0].text
     assert not obs[0].legal_actions and [o.turn for o in obs] == list(range(len(obs)))

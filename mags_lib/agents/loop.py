@@ -174,12 +174,12 @@ def merged_hits(memory: Any, queries: list[str], query_k: int, k: int,
     for q in queries:
         valid = [h for h in memory.recall(q, query_k, block=block) if h.valid]
         for rank, h in enumerate(valid):
-            fused[h.node_id] = fused.get(h.node_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            if merge == "rrf":
+                fused[h.node_id] = fused.get(h.node_id, 0.0) + 1.0 / (RRF_K + rank + 1)
             if h.node_id not in best or h.score > best[h.node_id].score:
                 best[h.node_id] = h
-    if merge == "rrf":
-        return sorted(best.values(), key=lambda h: -fused[h.node_id])[:k]
-    return sorted(best.values(), key=lambda h: -h.score)[:k]
+    rank_of = (lambda h: -fused[h.node_id]) if merge == "rrf" else (lambda h: -h.score)
+    return sorted(best.values(), key=rank_of)[:k]
 
 
 RRF_K = 60

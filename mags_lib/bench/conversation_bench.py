@@ -73,7 +73,6 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
     from mags_lib.bench.agent_bench import AgentBenchConfig, role_model_paths
     from mags_lib.bench.timing import machine_info
     from mags_lib.embed import default_embedder
-    from mags_lib.evaluation.conversation_qa import turn_observations
     from mags_lib.game.base import Observation
     from mags_lib.llm import LLMConfig, load_llm
     from mags_lib.rss import peak_rss_mb
@@ -86,7 +85,7 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
              for role, path in paths.items()}
     agent = make_agent("mags", llm, k=5, embedder=MemoEmbedder(default_embedder()), roles=roles)
     agent.reset(0)
-    observations = turn_observations(conv)[:cfg.turns]
+    observations = conv.stream()[:cfg.turns]
     read = {o.turn for o in observations}
     ids = [t.dia_id for t in conv.turns()][:cfg.turns]
     turn_s, turn_stages = [], []

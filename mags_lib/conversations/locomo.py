@@ -6,7 +6,7 @@
     for turn in convs[0].turns():          # every turn in order, with its session's date
         ...
     convs[0].qa[0].evidence                # ("D1:3",): the gold for recall
-    convs[0].gold_facts[0]               # a session fact with its D<s>:<t> evidence: a gold write
+    convs[0].gold_facts[0]                 # a session fact with its D<s>:<t> evidence: a gold write
 
 LoCoMo (Maharana et al., ACL 2024, "Evaluating Very Long-Term Conversational Memory of LLM
 Agents"; github snap-research/LoCoMo, `data/locomo10.json`) is CC BY-NC 4.0: it is read from
@@ -153,7 +153,7 @@ def _gold_facts(obs: Any, at: str, repairs: list[str]) -> list[GoldFact]:
                 _need(isinstance(fact, list) and len(fact) == 2 and isinstance(fact[0], str),
                       at, f"{key} has a fact that is not [text, evidence]")
                 out.append(GoldFact(int(m.group(1)), speaker, fact[0],
-                                       evidence_ids(fact[1], repairs)))
+                                    evidence_ids(fact[1], repairs)))
     return out
 
 

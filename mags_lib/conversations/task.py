@@ -13,6 +13,7 @@ from typing import Any
 from mags_lib.conversations.locomo import SPLITS as LOCOMO_SPLITS
 from mags_lib.conversations.types import Conversation
 from mags_lib.errors import MagsError
+from mags_lib.tasks.base import SPLITS
 from mags_lib.tasks.registry import check_split
 
 LOCOMO_DEV = ("conv-43",)
@@ -26,7 +27,7 @@ class PersonaTask:
 
     name = "persona"
     interactive = False
-    splits = ("train", "dev", "test")
+    splits = SPLITS
 
     def __init__(self, **options: Any):
         from mags_lib.conversations.persona import PersonaConfig
@@ -49,7 +50,7 @@ class LocomoTask:
 
     name = "locomo"
     interactive = False
-    splits = ("train", "dev", "test")
+    splits = SPLITS
 
     def __init__(self, path: str | None = None):
         self.path = path

@@ -65,11 +65,6 @@ class ConversationEvalConfig:
             raise ValueError("max_questions must be None or at least 1")
 
 
-def turn_observations(conv: Any) -> list[Any]:
-    """The dialogue as the stream an agent reads (`Dialogue.stream`)."""
-    return conv.stream()
-
-
 class GoldWritesMemory:
     """Upper bound: the gold facts (a conversation's `observations`) written in order into a
     `LiquidMemory`, recalled as the memory agents recall. Reads the gold: never an agent."""
@@ -117,7 +112,7 @@ def reader(name: str, conv: Dialogue, llm: Any, cfg: ConversationEvalConfig,
     agent = make_agent(name, llm, k=cfg.k, max_tokens=cfg.max_tokens,
                        context_window=cfg.context_window, **extra)
     agent.reset(cfg.seed)
-    for obs in turn_observations(conv):
+    for obs in conv.stream():
         agent.observe(obs)
     return agent
 

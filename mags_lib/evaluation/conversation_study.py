@@ -38,8 +38,8 @@ class ConversationStudyConfig:
                 "holds (the other four trained the models, so `mags` is judged on it alone)"})
     locomo_conversations: int = field(default=1, metadata={"help": "LoCoMo conversations"})
     locomo_questions: int | None = field(default=60, metadata={
-        "help": "questions per LoCoMo conversation for QA (evidence recall uses all); each "
-                "costs ~10 s over the four agents on 2 cores, full_context most"})
+        "help": "questions per LoCoMo conversation for QA (evidence recall of raw turns uses "
+                "all); each costs a few seconds an agent on 2 cores, full_context most"})
     agents: list[str] = field(default_factory=lambda: ["bare", "full_context", "static_rag",
                                                        "mem0", "gold_writes"], metadata={
         "help": "agents answering on the persona set (gold_writes: the upper bound)"})

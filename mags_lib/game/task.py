@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from mags_lib.tasks.base import SPLITS
 from mags_lib.tasks.registry import check_split
 
 PHRASINGS = {"train": "train", "dev": "heldout", "test": "test"}
@@ -32,7 +33,7 @@ class SenselessTask:
 
     name = "game"
     interactive = True
-    splits = ("train", "dev", "test")
+    splits = SPLITS
 
     def __init__(self, turns: int = 200, **options: Any):
         from mags_lib.game.senseless import GameConfig
@@ -49,9 +50,8 @@ class SenselessTask:
         """`n` games (3 when None) of `split`, its seeds in order after `offset`."""
         from mags_lib.game.senseless import SenselessGame
 
-        seeds = SEEDS.get(split, ())
         check_split(self, split)
-        return [SenselessGame(self.config_for(split, seeds[offset + i]))
+        return [SenselessGame(self.config_for(split, SEEDS[split][offset + i]))
                 for i in range(3 if n is None else n)]
 
 
@@ -60,7 +60,7 @@ class TextWorldTask:
 
     name = "textworld"
     interactive = True
-    splits = ("train", "dev", "test")
+    splits = SPLITS
     SEEDS = {"train": range(1000, 100_000), "dev": range(0, 100), "test": range(100, 200)}
 
     def __init__(self, kind: str = "coin_collector", level: int = 5, max_steps: int = 100):

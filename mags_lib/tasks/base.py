@@ -10,10 +10,11 @@ task's name:
   rule that governs it, the right action, the gold writes, the gold queries) where the task
   knows it. The senseless game and TextWorld (`mags_lib.game`).
 * a **dialogue** (`Dialogue`, recorded): `stream()` gives its turns in order as dated
-  `Observation`s, `stream_ids()` the id each is cited by ('D<session>:<turn>'); `qa` holds the questions asked after them, each with its gold answer, the
-  ids of the turns it rests on (the gold evidence) and what it asks; `gold_facts` the facts a
-  perfect writer would store, with add / update and what each replaces. The persona
-  conversations and LoCoMo (`mags_lib.conversations`).
+  `Observation`s, `stream_ids()` the id each is cited by ('D<session>:<turn>'); `qa` holds the
+  questions asked after them, each with its gold answer, the ids of the turns it rests on (the
+  gold evidence) and what it asks; `gold_facts` the facts a perfect writer would store, with
+  add / update and what each replaces. The persona conversations and LoCoMo
+  (`mags_lib.conversations`).
 
 Agents import this module and nothing of any task: they read `Observation`s and answer with
 text (`match_action` finds the legal action a text names). Ground truth scores agents and
