@@ -2,8 +2,20 @@
 
 Determinism: llama-cpp-python reuses the KV cache of a matching prompt prefix, so the same prompt
 could be evaluated in different batch splits depending on the previous call and, in rare cases,
-greedy decoding diverges. `reset()` before each call evaluates every prompt from scratch, so at
-temperature 0 (and at any temperature with a fixed seed) the same prompt gives the same text.
+greedy decoding diverges. So a prompt is never evaluated from whatever the last call left:
+
+- `chat` and `stream_chat` keep one fixed prefix, every message but the last as the chat
+  template renders them (a role's system prompt and worked examples), evaluated on its own. A
+  call whose prompt begins with the kept prefix evaluates only the rest, from the same
+  position; any other call resets and evaluates its own prefix alone first. The same messages
+  therefore always go through the same computation, whatever ran before, and a role's repeated
+  system prompt is paid once (on 2 cores the prompt is most of a write call's time: its system
+  prompt is 75 of about 175 tokens).
+- `complete` and `score` reset first.
+
+So at temperature 0 (and at any temperature with a fixed seed) the same prompt gives the same
+text. A `chat` under a grammar at temperature 0 (the ask and write roles in play) samples with
+`greedy_grammar`, which consults the grammar only when the model's own top token breaks it.
 """
 
 from __future__ import annotations
@@ -70,9 +82,12 @@ class LlamaCppLLM:
         self.config = config or LLMConfig()
         self.path = check_gguf(Path(gguf_path))
         self._grammars: dict[str, object] = {}
+        self._kept: list[int] = []  # the chat prefix in the KV cache, evaluated on its own
+        self._prefixes: dict[str, list[int]] = {}  # rendered prefix text -> its tokens
         # the content digest, not just name and size: a retrained model exported under the same
         # name has the same size, and must not be served the old one's cached generations
-        self.name = f"llamacpp:{self.path.name}:{file_digest(self.path)[:16]}"
+        self.name = f"llamacpp:{self.path.name}:{file_digest(self.path)[:16]}" + (
+            ":fa" if self.config.flash_attn else "")
         threads = self.config.n_threads or max(1, os.cpu_count() or 1)
         try:
             with _quiet_stderr():
@@ -82,6 +97,7 @@ class LlamaCppLLM:
                     n_batch=self.config.n_batch,
                     n_threads=threads,
                     n_threads_batch=threads,
+                    flash_attn=self.config.flash_attn,
                     seed=0,
                     verbose=False,
                 )
@@ -113,10 +129,78 @@ class LlamaCppLLM:
                 "shorten the prompt (recall fewer memories) or raise LLMConfig.n_ctx",
             )
 
+    def _reset(self) -> None:
+        self.llama.reset()
+        self._kept = []
+
+    def _render(self, messages: list[Message]) -> tuple[list[int], list[int]]:
+        """(prefix, prompt): the tokens of every message but the last as the chat template
+        renders them, and of the whole prompt ending in the assistant's turn. The prefix is
+        empty unless the prompt's tokens begin with it (then the call evaluates from scratch)."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self.llama.metadata.get("tokenizer.chat_template")
+        if not template or self.llama.chat_format != "chat_template.default":
+            return [], []
+        model = self.llama._model
+        eos, bos = self.llama.token_eos(), self.llama.token_bos()
+
+        def render(msgs: list[Message], generation: bool) -> str:
+            return Jinja2ChatFormatter(
+                template=template, eos_token=model.token_get_text(eos) if eos != -1 else "",
+                bos_token=model.token_get_text(bos) if bos != -1 else "",
+                add_generation_prompt=generation)(messages=msgs).prompt
+
+        def tokens(text: str) -> list[int]:
+            return self.llama.tokenize(text.encode(), add_bos=False, special=True)
+
+        prompt = tokens(render(messages, True))
+        if len(messages) < 2:
+            return [], prompt
+        text = render(messages[:-1], False)
+        if text not in self._prefixes:
+            if len(self._prefixes) > 64:
+                self._prefixes.clear()
+            self._prefixes[text] = tokens(text)
+        prefix = self._prefixes[text]
+        return (prefix if prompt[:len(prefix)] == prefix and len(prompt) > len(prefix)
+                else []), prompt
+
+    def _start_chat(self, prefix: list[int]) -> None:
+        """Leave exactly `prefix` in the KV cache, evaluated on its own."""
+        if prefix and prefix == self._kept and self.llama.n_tokens >= len(prefix):
+            self.llama.n_tokens = len(prefix)  # the next eval drops the cache past this point
+            return
+        self._reset()
+        if prefix:
+            self._check_fits(len(prefix), 1)
+            self.llama.eval(prefix)
+            self._kept = prefix
+
+    def _chat_greedy_grammar(self, messages: list[Message], prefix: list[int],
+                             prompt: list[int], grammar: str, max_tokens: int,
+                             stop: list[str] | None) -> Completion:
+        """`chat` at temperature 0 under a grammar, by `greedy_grammar` (same tokens, faster)."""
+        from mags_lib.llm.greedy_grammar import greedy_grammar
+
+        self._check_fits(len(prompt), max_tokens)
+        t0 = time.perf_counter()
+        self._start_chat(prefix)
+        self.llama.eval(prompt[self.llama.n_tokens:])
+        out = greedy_grammar(self.llama, self._grammar(grammar), max_tokens=max_tokens,
+                             stop=stop)
+        return Completion(text=out.text, seconds=time.perf_counter() - t0,
+                          finish_reason=out.finish_reason,
+                          usage={"prompt_tokens": len(prompt), "completion_tokens": out.n_tokens,
+                                 "total_tokens": len(prompt) + out.n_tokens})
+
     def chat(self, messages: list[Message], *, grammar: str | None = None, max_tokens: int = 128,
              temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
-        self.llama.reset()
+        prefix, prompt = self._render(messages)
+        if grammar and temperature == 0.0 and prompt:
+            return self._chat_greedy_grammar(messages, prefix, prompt, grammar, max_tokens, stop)
         t0 = time.perf_counter()
+        self._start_chat(prefix)
         out = self.llama.create_chat_completion(
             messages=messages,
             grammar=self._grammar(grammar),
@@ -138,7 +222,7 @@ class LlamaCppLLM:
                     max_tokens: int = 128, temperature: float = 0.0, seed: int = 0,
                     stop: list[str] | None = None) -> Iterator[str]:
         """`chat`, yielding the reply's text piece by piece as it is generated."""
-        self.llama.reset()
+        self._start_chat(self._render(messages)[0])
         for chunk in self.llama.create_chat_completion(
                 messages=messages, grammar=self._grammar(grammar), max_tokens=max_tokens,
                 temperature=temperature, seed=seed, stop=stop or [], stream=True):
@@ -177,7 +261,7 @@ class LlamaCppLLM:
             row = row.astype(np.float64)
             return row - (row.max() + np.log(np.exp(row - row.max()).sum()))
 
-        self.llama.reset()
+        self._reset()
         before: list[int] = []  # the previous prompt's tokens, still in the KV cache
         out = []
         for prompt in prompts:
@@ -208,13 +292,13 @@ class LlamaCppLLM:
                         lp = logprobs()
                 scores.append(total)
             out.append(scores)
-        self.llama.reset()
+        self._reset()
         return out
 
     def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 128,
                  temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
         self._check_fits(self._count(prompt), max_tokens)
-        self.llama.reset()
+        self._reset()
         t0 = time.perf_counter()
         out = self.llama.create_completion(
             prompt=prompt,
