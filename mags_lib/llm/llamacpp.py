@@ -25,6 +25,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from mags_lib.errors import BackendUnavailableError, CorruptFileError, MagsError
 from mags_lib.llm.base import Completion, LLMConfig, Message
@@ -107,6 +108,22 @@ class LlamaCppLLM:
                 "the file may be truncated or of an unsupported architecture; re-export it "
                 "(notebook 04_export_gguf) or use model='embedded'",
             ) from exc
+        self._chat_formatters = self._formatters()
+
+    def _formatters(self) -> dict[bool, Any] | None:
+        """The GGUF's chat template as llama-cpp-python renders it, with and without the
+        assistant's turn opened (None where the model is served another chat format)."""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self.llama.metadata.get("tokenizer.chat_template")
+        if not template or self.llama.chat_format != "chat_template.default":
+            return None
+        model = self.llama._model
+        eos, bos = self.llama.token_eos(), self.llama.token_bos()
+        return {g: Jinja2ChatFormatter(
+            template=template, eos_token=model.token_get_text(eos) if eos != -1 else "",
+            bos_token=model.token_get_text(bos) if bos != -1 else "",
+            add_generation_prompt=g) for g in (True, False)}
 
     def _grammar(self, grammar: str | None):
         if not grammar:
@@ -137,19 +154,12 @@ class LlamaCppLLM:
         """(prefix, prompt): the tokens of every message but the last as the chat template
         renders them, and of the whole prompt ending in the assistant's turn. The prefix is
         empty unless the prompt's tokens begin with it (then the call evaluates from scratch)."""
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        template = self.llama.metadata.get("tokenizer.chat_template")
-        if not template or self.llama.chat_format != "chat_template.default":
+        formatters = self._chat_formatters
+        if formatters is None:
             return [], []
-        model = self.llama._model
-        eos, bos = self.llama.token_eos(), self.llama.token_bos()
 
         def render(msgs: list[Message], generation: bool) -> str:
-            return Jinja2ChatFormatter(
-                template=template, eos_token=model.token_get_text(eos) if eos != -1 else "",
-                bos_token=model.token_get_text(bos) if bos != -1 else "",
-                add_generation_prompt=generation)(messages=msgs).prompt
+            return formatters[generation](messages=msgs).prompt
 
         def tokens(text: str) -> list[int]:
             return self.llama.tokenize(text.encode(), add_bos=False, special=True)
