@@ -494,3 +494,20 @@ def test_rrf_merge_ranks_by_fused_rank_not_by_one_querys_score():
     assert by_score == [1, 2] and by_rank[0] == 3  # found by every query: first when fused
     with pytest.raises(MagsError, match="unknown merge"):
         LoopConfig(merge="max")
+
+
+def test_interleave_merge_gives_each_query_a_share_and_the_observation_leads():
+    from types import SimpleNamespace
+
+    from mags_lib.agents.loop import merged_hits
+
+    def hit(node, score, valid=True):
+        return SimpleNamespace(node_id=node, score=score, valid=valid)
+
+    ranked = {"q": [hit(1, 0.99), hit(2, 0.98), hit(3, 0.97)],  # one query, high scores
+              "obs": [hit(7, 0.40), hit(9, 0.1, valid=False), hit(2, 0.30), hit(8, 0.2)]}
+    memory = SimpleNamespace(recall=lambda q, k, block=None: ranked[q][:k])
+    by_score = [h.node_id for h in merged_hits(memory, ["q", "obs"], 4, 4)]
+    mixed = [h.node_id for h in merged_hits(memory, ["obs", "q"], 4, 4, merge="interleave")]
+    assert by_score == [1, 2, 3, 7]
+    assert mixed == [7, 1, 2, 8]  # round robin, each node once, invalid hits dropped

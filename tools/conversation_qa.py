@@ -40,7 +40,7 @@ def main() -> None:
     ap.add_argument("--recall-observation", action="store_true",
                     help="mags: the question itself is recalled beside the ask model's queries "
                          "(LoopConfig.recall_observation)")
-    ap.add_argument("--merge", default="score", choices=["score", "rrf"],
+    ap.add_argument("--merge", default="score", choices=["score", "rrf", "interleave"],
                     help="mags: how the queries' hits are merged (LoopConfig.merge)")
     ap.add_argument("--versions", type=int, default=0,
                     help="mags: earlier versions shown before each recalled fact (LoopConfig)")

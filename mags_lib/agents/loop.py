@@ -108,7 +108,8 @@ class LoopConfig:
                 "the memory"})
     merge: str = field(default="score", metadata={
         "help": "how the queries' hits are merged (`merged_hits`): 'score' (a node's best "
-                "score) or 'rrf' (reciprocal rank fusion over the queries)"})
+                "score), 'rrf' (reciprocal rank fusion over the queries) or 'interleave' (each "
+                "query's best in turn, the observation's first with recall_observation)"})
     versions: int = field(default=0, metadata={
         "help": "earlier versions shown before each recalled fact, marked '(no longer true)' "
                 "(`agents.history_lines`), so that the answer model can name what was true "
@@ -139,7 +140,7 @@ class LoopConfig:
 
 
 CONTEXTS = ("hits", "consolidated")
-MERGES = ("score", "rrf")
+MERGES = ("score", "rrf", "interleave")
 
 
 ENGRAM_CLOSE = "</engram>"
@@ -168,7 +169,12 @@ def merged_hits(memory: Any, queries: list[str], query_k: int, k: int,
                 block: str | None = None, merge: str = "score") -> list[Any]:
     """Each query's valid recall hits (in `block`, else any), merged by node; the best `k`,
     best first. `merge="score"`: a node's best score; `"rrf"`: reciprocal rank fusion, the sum
-    over queries of 1 / (60 + its rank there), so no query's score scale decides alone."""
+    over queries of 1 / (60 + its rank there), so no query's score scale decides alone;
+    `"interleave"`: the first query's best, the next query's best, ... then the second of each,
+    so every query gets a share of the `k` lines."""
+    if merge == "interleave":
+        return _interleaved([[h for h in memory.recall(q, query_k, block=block) if h.valid]
+                             for q in queries], k)
     best: dict[int, Any] = {}
     fused: dict[int, float] = {}
     for q in queries:
@@ -184,6 +190,16 @@ def merged_hits(memory: Any, queries: list[str], query_k: int, k: int,
 
 RRF_K = 60
 """Reciprocal rank fusion's constant (Cormack et al., 2009)."""
+
+
+def _interleaved(ranked: list[list[Any]], k: int) -> list[Any]:
+    """Round robin over the queries' ranked hits, each node once, the first `k`."""
+    out: dict[int, Any] = {}
+    for rank in range(max((len(r) for r in ranked), default=0)):
+        for hits in ranked:
+            if rank < len(hits) and hits[rank].node_id not in out:
+                out[hits[rank].node_id] = hits[rank]
+    return list(out.values())[:k]
 
 
 def llm_judge(llm: Any):
@@ -332,7 +348,9 @@ class MagsLoopAgent(MemoryAgent):
         t0 = time.perf_counter()
         texts = self.queries(obs)
         if self.loop.recall_observation and obs.text not in texts:
-            texts = [*texts, obs.text]
+            # last for the score merges (order-free); first when interleaving, so the
+            # observation's best hit leads
+            texts = [obs.text, *texts] if self.loop.merge == "interleave" else [*texts, obs.text]
         t1 = time.perf_counter()
         lines = (self._consolidated(texts) if self.loop.context == "consolidated"
                  else self._hits(texts))
