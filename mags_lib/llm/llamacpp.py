@@ -187,18 +187,17 @@ class LlamaCppLLM:
             self.llama.eval(prefix)
             self._kept = prefix
 
-    def _chat_greedy_grammar(self, messages: list[Message], prefix: list[int],
-                             prompt: list[int], grammar: str, max_tokens: int,
-                             stop: list[str] | None) -> Completion:
+    def _chat_greedy_grammar(self, prefix: list[int], prompt: list[int], grammar: str,
+                             max_tokens: int, stop: list[str] | None) -> Completion:
         """`chat` at temperature 0 under a grammar, by `greedy_grammar` (same tokens, faster)."""
         from mags_lib.llm.greedy_grammar import greedy_grammar
 
+        compiled = self._grammar(grammar)  # a bad grammar fails before any evaluation
         self._check_fits(len(prompt), max_tokens)
         t0 = time.perf_counter()
         self._start_chat(prefix)
         self.llama.eval(prompt[self.llama.n_tokens:])
-        out = greedy_grammar(self.llama, self._grammar(grammar), max_tokens=max_tokens,
-                             stop=stop)
+        out = greedy_grammar(self.llama, compiled, max_tokens=max_tokens, stop=stop)
         return Completion(text=out.text, seconds=time.perf_counter() - t0,
                           finish_reason=out.finish_reason,
                           usage={"prompt_tokens": len(prompt), "completion_tokens": out.n_tokens,
@@ -208,7 +207,7 @@ class LlamaCppLLM:
              temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
         prefix, prompt = self._render(messages)
         if grammar and temperature == 0.0 and prompt:
-            return self._chat_greedy_grammar(messages, prefix, prompt, grammar, max_tokens, stop)
+            return self._chat_greedy_grammar(prefix, prompt, grammar, max_tokens, stop)
         t0 = time.perf_counter()
         self._start_chat(prefix)
         out = self.llama.create_chat_completion(
