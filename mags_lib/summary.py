@@ -423,6 +423,27 @@ MECHANISMS_LEAD = "Which mechanism pays off where"
 REPORT_POINTER = "Every table"
 
 
+def _speed_line(root: Path) -> str:
+    """`mags`'s p50 seconds a game turn (`bench agent`) and a LoCoMo turn and question
+    (`bench conversation`), each with its target; empty when neither benchmark ran."""
+    parts = []
+    agent_bench = _load(root / "bench" / "agent.json") or {}
+    bench = agent_bench.get("targets") or {}
+    if bench.get("mags_p50_s"):
+        marks = (agent_bench.get("config") or {}).get("turns") or []
+        parts.append("mags p50 " + " / ".join(_f(x, 2) for x in bench["mags_p50_s"])
+                     + " s a turn at turns " + " / ".join(str(t) for t in marks)
+                     + f" of one game (≤ 1 s: {_f(bench.get('mags_p50_at_most_1s'))})")
+    conv = _load(root / "bench" / "conversation.json") or {}
+    turn = (conv.get("targets") or {}).get("turn_p50") or {}
+    question = (conv.get("targets") or {}).get("question_p50") or {}
+    if turn.get("value") is not None and question.get("value") is not None:
+        parts.append(f"on {conv.get('conversation')} {_f(turn['value'], 2)} s a turn and "
+                     f"{_f(question['value'], 2)} s a question (≤ {turn['limit_s']} / "
+                     f"{question['limit_s']} s: {_f(turn.get('met'))} / {_f(question.get('met'))})")
+    return "Speed: " + "; ".join(parts) + "." if parts else ""
+
+
 def readme_headline(root: Path) -> str:
     """The README's block: the closed loop on the varied held-out surface, its targets and its
     speed, with a pointer to the full report."""
@@ -444,13 +465,9 @@ def readme_headline(root: Path) -> str:
                   f"{_f(t.get('mags_over_scripted'))} (≥ 0.9: {_f(t['met'].get('vs_scripted'))}); "
                   f"mags − mags_prompted {_f(t.get('mags_minus_prompted'), signed=True)} "
                   f"(> 0: {_f(t['met'].get('vs_prompted'))})."]
-    agent_bench = _load(root / "bench" / "agent.json") or {}
-    bench = agent_bench.get("targets") or {}
-    if bench.get("mags_p50_s"):
-        marks = (agent_bench.get("config") or {}).get("turns") or []
-        lines += ["", "Speed: mags p50 " + " / ".join(_f(x, 2) for x in bench["mags_p50_s"])
-                  + " s a turn at turns " + " / ".join(str(t) for t in marks)
-                  + f" of one game (≤ 1 s: {_f(bench.get('mags_p50_at_most_1s'))})."]
+    speed = _speed_line(root)
+    if speed:
+        lines += ["", speed]
     mech = _load(root / "09_mechanisms" / "metrics.json") or {}
     if mech.get("mechanisms"):
         from mags_lib.evaluation.mechanisms import verdict_markdown

@@ -345,3 +345,24 @@ def test_the_pipeline_table_keeps_the_notebooks_this_machine_did_not_run(tmp_pat
     table = render(root, previous).split("## Pipeline runs")[1].split("##")[0]
     assert "| 01_a.ipynb | full | ok | 31 | x |" in table
     assert "| 12_c.ipynb | full | ok | 5 |" in table and "SMOKE" not in table
+
+
+def test_the_readme_block_gives_the_game_and_conversation_speeds_with_their_targets(tmp_path):
+    from mags_lib.summary import readme_headline
+
+    _one_headline_row(tmp_path)
+    assert "Speed:" not in readme_headline(tmp_path)  # no benchmark ran
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "conversation.json").write_text(json.dumps({
+        "conversation": "conv-26", "targets": {
+            "turn_p50": {"limit_s": 0.5, "value": 0.364, "met": True},
+            "question_p50": {"limit_s": 1.0, "value": 1.2, "met": False}}}))
+    line = next(x for x in readme_headline(tmp_path).splitlines() if x.startswith("Speed:"))
+    assert line == ("Speed: on conv-26 0.36 s a turn and 1.20 s a question "
+                    "(≤ 0.5 / 1.0 s: yes / no).")
+    (tmp_path / "bench" / "agent.json").write_text(json.dumps({
+        "config": {"turns": [50, 200]},
+        "targets": {"mags_p50_s": [0.42, 0.36], "mags_p50_at_most_1s": True}}))
+    line = next(x for x in readme_headline(tmp_path).splitlines() if x.startswith("Speed:"))
+    assert line.startswith("Speed: mags p50 0.42 / 0.36 s a turn at turns 50 / 200 of one game "
+                           "(≤ 1 s: yes); on conv-26 0.36 s a turn")

@@ -17,6 +17,8 @@ import json
 import sys
 from pathlib import Path
 
+from mags_lib.agents.loop import MERGES
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -40,7 +42,7 @@ def main() -> None:
     ap.add_argument("--recall-observation", action="store_true",
                     help="mags: the question itself is recalled beside the ask model's queries "
                          "(LoopConfig.recall_observation)")
-    ap.add_argument("--merge", default="score", choices=["score", "rrf", "interleave"],
+    ap.add_argument("--merge", default="score", choices=list(MERGES),
                     help="mags: how the queries' hits are merged (LoopConfig.merge)")
     ap.add_argument("--versions", type=int, default=0,
                     help="mags: earlier versions shown before each recalled fact (LoopConfig)")

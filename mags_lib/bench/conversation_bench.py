@@ -87,7 +87,7 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
     agent.reset(0)
     observations = conv.stream()[:cfg.turns]
     read = {o.turn for o in observations}
-    ids = [t.dia_id for t in conv.turns()][:cfg.turns]
+    ids = conv.stream_ids()[:cfg.turns]
     turn_s, turn_stages = [], []
     for obs in observations:
         t0 = time.perf_counter()
