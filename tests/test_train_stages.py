@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -154,6 +155,22 @@ def test_load_role_data_mixes_tasks_keeps_val_order_and_counts_skips(tmp_path):
     assert [r["task"] for r in picked] == ["ask", "ask", "write", "write"]
 
 
+def test_source_repeats_weigh_a_source_up_in_train_only_and_reject_unknown_sources(tmp_path):
+    rows = tiny_rows("write", 6, 0)
+    for r in rows[:2]:
+        r["gold"]["source"] = "persona"
+    for split in ("train", "val"):
+        write_jsonl(tmp_path / "write" / f"{split}.jsonl", rows)
+    cfg = RoleTrainConfig(role="write", data_dir=str(tmp_path), source_repeats={"game": 3})
+    got = load_role_data(cfg)[0]
+    sources = Counter(r["gold"].get("source", "game") for r in got["train"])
+    assert sources == {"game": 12, "persona": 2} and got["val"] == rows
+    with pytest.raises(MagsError, match="locomo"):
+        load_role_data(replace(cfg, source_repeats={"locomo": 2}))
+    with pytest.raises(MagsError, match="whole numbers"):
+        RoleTrainConfig(role="write", source_repeats={"game": 0})
+
+
 # ----- report, figure, router, CLI -----------------------------------------------------------
 
 
@@ -246,8 +263,12 @@ def test_cli_builds_the_config_the_notebooks_build():
                                                  "base_eval_rows": None}))
     assert default.eval_rows == RoleTrainConfig().eval_rows
     assert default.base_eval_rows is None
+    weighted = build_config(argparse.Namespace(**{**vars(args), "source_repeats": [("game", 2)]}))
+    assert weighted.source_repeats == {"game": 2}
     with pytest.raises(SystemExit):
         main(["--role", "poetry"])
+    with pytest.raises(SystemExit):
+        main(["--role", "write", "--source-repeats", "game"])
 
 
 def test_only_the_main_process_writes_manifests(tmp_path, monkeypatch):

@@ -169,6 +169,15 @@ def write_jsonl(path: str | Path, rows: list[dict]) -> Path:
                                     for row in rows))
 
 
+def row_source(row: dict) -> str:
+    """What a row was made from: its gold's `source` ('persona', 'locomo'), else 'game'.
+
+    >>> row_source({"gold": {"source": "persona"}}), row_source({"gold": {"op": "add"}})
+    ('persona', 'game')
+    """
+    return str((row.get("gold") or {}).get("source") or "game")
+
+
 def data_hash(rows: list[dict]) -> str:
     """A short, order-sensitive content hash of rows (for manifests)."""
     h = hashlib.sha256()

@@ -28,13 +28,22 @@ from dataclasses import replace
 from mags_lib.train.roles import ROLES, RoleTrainConfig
 
 
+def _source_repeat(text: str) -> tuple[str, int]:
+    source, _, n = text.partition("=")
+    if not source or not n.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not SOURCE=N (e.g. game=2)")
+    return source, int(n)
+
+
 def build_config(args: argparse.Namespace) -> RoleTrainConfig:
     sizes = {k: v for k, v in (("eval_rows", args.eval_rows),
                                 ("base_eval_rows", args.base_eval_rows)) if v is not None}
     cfg = RoleTrainConfig(role=args.role, smoke=args.smoke, seed=args.seed,
                           torch_threads=args.torch_threads, base_model=args.base_model,
                           data_dir=args.data_dir, models_dir=args.models_dir,
-                          eval_test=not args.no_test, **sizes)
+                          eval_test=not args.no_test,
+                          source_repeats=dict(getattr(args, "source_repeats", None) or []),
+                          **sizes)
     cfg = cfg.with_steps(args.sft_steps, args.grpo_steps)
     sft, grpo = cfg.sft, cfg.grpo
     if args.no_unsloth:
@@ -59,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--base-model", default="embedded")
     ap.add_argument("--data-dir", default=None, help="default: data/synth/")
     ap.add_argument("--models-dir", default=None, help="default: models/")
+    ap.add_argument("--source-repeats", nargs="*", type=_source_repeat, metavar="SOURCE=N",
+                    help="train rows of SOURCE (game, persona, locomo) seen N times, e.g. game=2")
     ap.add_argument("--no-unsloth", action="store_true", help="PEFT even on a CUDA GPU")
     ap.add_argument("--out", default=None, help="also save table, curves, report here")
     args = ap.parse_args(argv)

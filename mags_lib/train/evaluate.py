@@ -21,7 +21,7 @@ from statistics import mean
 from typing import Any
 
 from mags_lib.objectives.completions import completion_text
-from mags_lib.objectives.data import TASK_KIND, gold_of
+from mags_lib.objectives.data import TASK_KIND, gold_of, row_source
 from mags_lib.objectives.rewards import (
     answer_reward,
     engram_reward,
@@ -124,7 +124,7 @@ def score(texts: list[str], rows: list[dict], task: str,
         out.update(op_accuracy=ops["accuracy"], op_balanced=ops["balanced"],
                    op_confusion=ops["confusion"], op_dropped=ops["dropped"],
                    fact_exact=exact["exact"], n_facts=exact["n"])
-    sources = [(r.get("gold") or {}).get("source") or "game" for r in rows]
+    sources = [row_source(r) for r in rows]
     if len(set(sources)) > 1:  # one model, several tasks: each judged on its own rows too
         out["by_source"] = {}
         for src in sorted(set(sources)):

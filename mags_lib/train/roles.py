@@ -147,6 +147,10 @@ class RoleTrainConfig:
         "help": "folder with <task>/{train,val,test}.jsonl; None = data/synth/ (notebook 01)"})
     models_dir: str | None = field(default=None, metadata={
         "help": "models go to <models_dir>/<role>-sft and <role>-grpo; None = models/"})
+    source_repeats: dict[str, int] = field(default_factory=dict, metadata={
+        "help": "train rows of a source ('game', 'persona', 'locomo') repeated this many times "
+                "before the shuffle (1 where unnamed), to weigh one task up in a mixture; val "
+                "and test rows are never repeated"})
     eval_rows: int = field(default=40, metadata={
         "help": "held-out (val) rows per task judged by generation at each stage; the same "
                 "rows for SFT and GRPO, and for base unless `base_eval_rows` cuts them"})
@@ -176,6 +180,10 @@ class RoleTrainConfig:
         sft, grpo = default_stages(self.role)
         self.sft = self.sft or sft
         self.grpo = self.grpo or grpo
+        bad = {k: v for k, v in self.source_repeats.items() if not isinstance(v, int) or v < 1}
+        if bad:
+            raise MagsError(f"source_repeats {bad} are not whole numbers >= 1",
+                            "give each named source a repeat count of 1 or more")
         if self.eval_max_tokens is None:
             self.eval_max_tokens = ROLE_RECIPES[self.role].eval_tokens
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from mags_lib.checkpoints import select_stage, write_selection
 from mags_lib.errors import MagsError
-from mags_lib.objectives.data import load_jsonl
+from mags_lib.objectives.data import load_jsonl, row_source
 from mags_lib.train.common import (
     is_main_process,
     peak_memory,
@@ -47,8 +47,9 @@ def load_role_data(cfg: RoleTrainConfig) -> tuple[dict[str, list[dict]], dict[st
     """The role's rows by split ({"train", "val", "test"}) and a skip report per file.
 
     Train and val must exist for every task of the role; test is optional. Train rows are
-    shuffled with the seed (so `max_train_rows` takes a fair sample and mixed tasks
-    interleave); val and test keep their order, so every stage is judged on the same rows.
+    repeated by source (`cfg.source_repeats`) and shuffled with the seed (so `max_train_rows`
+    takes a fair sample and mixed tasks interleave); val and test keep their order, so every
+    stage is judged on the same rows.
     """
     missing = [cfg.data_root / t / f"{s}.jsonl" for t in cfg.tasks for s in ("train", "val")
                if not (cfg.data_root / t / f"{s}.jsonl").is_file()]
@@ -72,8 +73,24 @@ def load_role_data(cfg: RoleTrainConfig) -> tuple[dict[str, list[dict]], dict[st
                                 "re-run notebook 01, or fix the rows the report names")
             rows[split] += got
             skips[f"{task}/{split}"] = report.to_dict()
+    rows["train"] = repeat_by_source(rows["train"], cfg.source_repeats)
     random.Random(cfg.seed).shuffle(rows["train"])
     return rows, skips
+
+
+def repeat_by_source(rows: list[dict], repeats: dict[str, int]) -> list[dict]:
+    """Each row as many times as `repeats` gives its source (`row_source`; 1 where unnamed).
+
+    >>> rows = [{"gold": {}}, {"gold": {"source": "persona"}}]
+    >>> [row_source(r) for r in repeat_by_source(rows, {"game": 2})]
+    ['game', 'game', 'persona']
+    """
+    present = {row_source(r) for r in rows}
+    unknown = sorted(set(repeats) - present)
+    if unknown:
+        raise MagsError(f"source_repeats names {unknown}, which no training row comes from",
+                        f"name sources the data holds: {', '.join(sorted(present))}")
+    return [r for r in rows for _ in range(repeats.get(row_source(r), 1))]
 
 
 def first_per_task(rows: list[dict], n: int) -> list[dict]:

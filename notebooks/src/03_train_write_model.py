@@ -6,6 +6,9 @@
 # Same recipe as notebook 02: judge the base model on held-out (val) rows, SFT cold start, GRPO
 # from the SFT model with format + engram F1 + budget + guardrail rewards, judge again
 # (greedy, no grammar; accuracy = soft F1 of the engram ops against the gold ops).
+# The rows mix the game and the conversations; `WRITE_SOURCE_REPEATS` weighs the game's rows
+# twice (in the plain mix they got about half the passes the game-only writer had, and the
+# mixed writer lost the game's rule changes on unseen phrasings: docs/journal.md, 2026-11-28).
 #
 # The **router** decides which model handles an observation: a decision goes to ask, then
 # answer; anything else to write. It is rule-based (by observation kind); here it is checked
@@ -21,6 +24,7 @@ SEED = 0
 WRITE_SFT_STEPS = 240  # ~7 s a step at batch 8 on an idle 2-core CPU; 40 (320 rows) left the op unread
 WRITE_GRPO_STEPS = 10  # ~10 s a step (4 completions of up to 48 tokens)
 WRITE_DECISION_WEIGHT = 10.0  # op token's SFT loss weight; at 1 the op is the seed's prior
+WRITE_SOURCE_REPEATS = {"game": 2}  # train rows per source seen this many times ({} = as made)
 EVAL_ROWS = 40  # val rows judged per stage (the same rows for SFT and SFT+GRPO)
 BASE_EVAL_ROWS = 20  # the base model: the first 20 of them (it writes 48 tokens on each)
 TORCH_THREADS = None  # None: both cores (34 min measured for the full run); 1 on a shared machine
@@ -51,7 +55,8 @@ from mags_lib.train.stages import load_role_data, train_role
 NAME = "03_train_write_model"
 OUT = results_dir(NAME)
 run = dict(smoke=SMOKE, seed=SEED, eval_rows=EVAL_ROWS, torch_threads=TORCH_THREADS)
-write_cfg = RoleTrainConfig(role="write", base_eval_rows=BASE_EVAL_ROWS, **run).with_steps(
+write_cfg = RoleTrainConfig(role="write", base_eval_rows=BASE_EVAL_ROWS,
+                            source_repeats=WRITE_SOURCE_REPEATS, **run).with_steps(
     WRITE_SFT_STEPS, WRITE_GRPO_STEPS)
 write_cfg.sft = replace(write_cfg.sft, decision_token_weight=WRITE_DECISION_WEIGHT)
 mixed_cfg = RoleTrainConfig(role="mixed", **run).with_steps(MIXED_SFT_STEPS, MIXED_GRPO_STEPS)
