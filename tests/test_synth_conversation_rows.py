@@ -14,6 +14,8 @@ from mags_lib.objectives.data import row_problem
 from mags_lib.synth import SynthConfig
 from mags_lib.synth.build import verify_rows
 from mags_lib.synth.conversation_rows import (
+    IDK,
+    answer_rows,
     ask_rows,
     conversation_rows,
     question_query,
@@ -78,13 +80,48 @@ def test_ask_rows_name_the_asker_and_find_the_gold():
     assert "my" not in question_query("What is my favourite food?", "Ana").split()
 
 
+def test_answer_rows_show_dated_lines_with_the_earlier_version_and_abstain_where_unsaid():
+    from mags_lib.agents.open_answer import clean_answer, open_messages
+
+    conv = make_persona(5, "train")
+    cfg = SynthConfig(no_memory_share=0.0)
+    rows = answer_rows(conv, random.Random(0), cfg, source="persona", seed=5)
+    assert rows and all(row_problem(r, "answer") is None for r in rows)
+    assert all(verify_rows(rows, "answer"))
+    assert len(rows) == len([q for q in conv.qa if q.answer is None or len(q.answer) <= 80])
+    for r, qa in zip(rows, conv.qa, strict=False):
+        g = r["gold"]
+        assert r["prompt"] == open_messages(g["lines"], qa.asked())  # the evaluation's prompt
+        assert clean_answer(r["completion"][0]["content"]) == g["answer"]
+        assert len(g["lines"]) <= cfg.open_answer_lines["persona"]
+        assert all(line.startswith("[") for line in g["lines"])  # dated, as recall dates them
+        if qa.answer is None:
+            assert g["answer"] == IDK and not g["answerable"]
+        elif qa.kind in ("current", "earlier"):
+            body = "\n".join(g["lines"])
+            assert qa.answer in body  # the question's fact is shown
+            for stale in qa.stale:  # no stale value is shown as still true
+                assert not any(stale in ln and "(no longer true)" not in ln
+                               for ln in g["lines"])
+    earlier = [r for r in rows if r["gold"]["kind"] == "earlier"]
+    assert earlier and all("(no longer true)" in "\n".join(r["gold"]["lines"]) for r in earlier)
+    # with the facts left out, an answerable question is answered "I don't know", and no line
+    # left names its answer (a 'when' answer is a day, which other lines' dates may show)
+    dropped = answer_rows(conv, random.Random(0), SynthConfig(no_memory_share=1.0),
+                          source="persona", seed=5)
+    assert all(r["gold"]["answer"] == IDK for r in dropped)
+    for r, qa in zip(dropped, conv.qa, strict=False):
+        if qa.kind in ("current", "earlier"):
+            assert not any(qa.answer.lower() in ln.lower() for ln in r["gold"]["lines"])
+
+
 def test_splits_keep_test_personas_and_test_conversations_out(tmp_path, monkeypatch):
     monkeypatch.delenv(locomo.ENV_VAR, raising=False)
     monkeypatch.setattr(locomo, "locomo_path", lambda explicit=None: None)  # nowhere
     rows, skips = conversation_rows(SynthConfig(n_persona_train=3, n_persona_val=1,
                                                 sources=["persona", "locomo"]))
     assert skips["write"]["locomo_missing"] == 2  # absent (train, val): counted, no failure
-    for task in ("ask", "write"):
+    for task in ("ask", "write", "answer"):
         assert not rows[task]["test"]
         train = {r["gold"]["conversation"] for r in rows[task]["train"]}
         val = {r["gold"]["conversation"] for r in rows[task]["val"]}
@@ -120,7 +157,8 @@ def test_locomo_rows_come_from_the_training_conversations_only(tmp_path, monkeyp
     train = {r["gold"]["conversation"] for r in rows["write"]["train"]}
     val = {r["gold"]["conversation"] for r in rows["write"]["val"]}
     assert train == set(locomo.SPLITS["train"]) - {"conv-43"} and val == {"conv-43"}
-    assert not rows["write"]["test"] and not rows["ask"]["test"]
+    assert not any(rows[t]["test"] for t in ("write", "ask", "answer"))
+    assert {r["gold"]["conversation"] for r in rows["answer"]["train"]} <= train
     one = [r for r in rows["write"]["train"] if r["gold"]["conversation"] == "conv-26"]
     assert [r["gold"]["op"] for r in one] == ["add", "none", "add"]
     assert rows["ask"]["train"][0]["gold"]["gold_node_text"] == "Ana moved to Lisbon."

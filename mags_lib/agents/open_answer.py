@@ -13,6 +13,7 @@ in memory.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 OPEN_SYSTEM = ("You answer questions about a person's conversations using only the memory "
@@ -27,8 +28,20 @@ def open_messages(lines: list[str], question: str) -> list[dict[str, str]]:
                                         "Short answer:"}]
 
 
+_TAGGED = re.compile(r"<answer>\s*(.*?)\s*(?:</answer>|$)", re.S)
+
+
 def clean_answer(text: str) -> str:
-    """The first line of a generation, stripped (small models run on into new questions)."""
+    """The answer a generation gives: inside `<answer>` tags where it has them (the trained
+    answer model writes them, as in the game), else its first line, stripped (small models run
+    on into new questions).
+
+    >>> clean_answer("<answer>a baker</answer>"), clean_answer("<answer>Lisbon")
+    ('a baker', 'Lisbon')
+    """
+    tagged = _TAGGED.search(text)
+    if tagged:
+        text = tagged[1]
     return (text.strip().splitlines() or [""])[0].strip()
 
 

@@ -71,8 +71,15 @@ class SynthConfig:
     conversation_none_share: float = field(default=0.5, metadata={
         "help": "conversation write rows: at most this share of 'nothing to store' rows (about "
                 "half of a person's turns carry no fact; max_none_share is the game's)"})
+    open_answer_lines: dict[str, int] = field(
+        default_factory=lambda: {"persona": 5, "locomo": 10}, metadata={
+            "help": "conversation answer rows: memory lines shown per question, by source (the "
+                    "conversation evaluation's k: ConversationStudyConfig.k / locomo_k)"})
+    open_answer_chars: int = field(default=80, metadata={
+        "help": "conversation answer rows: gold answers longer than this are skipped "
+                "(long_answer); the evaluation asks for an answer in a few words"})
     max_conversation_rows: dict[str, int] = field(
-        default_factory=lambda: {"ask": 700, "write": 1300}, metadata={
+        default_factory=lambda: {"ask": 700, "write": 1300, "answer": 1000}, metadata={
             "help": "training rows per task from conversations at most, on top of max_rows "
                     "(val: max_eval_rows)"})
     # ----- rows ------------------------------------------------------------------------

@@ -19,6 +19,16 @@ the evidence turns. The target query is the question's own content words with "I
 resolved to the asker: a query the model can write from the question alone. Rows whose query
 misses the gold in the top `recall_k` are dropped by the synthesis's check, as game rows are.
 
+Answer rows: one per question, in the conversation evaluation's own prompt
+(`agents.open_answer.open_messages`): the memory lines a perfect writer's memory would show
+(`open_answer_lines` of them: the facts of the question's evidence turns, each after its
+earlier version marked "(no longer true)", among other current facts of the conversation, every
+line dated with the day it was said, as `agents.history_lines` dates recalled facts), and the
+short gold answer in `<answer>` tags. A question nothing said answers (the persona's 'unknown',
+LoCoMo's category 5), and at `no_memory_share` an answerable one whose facts are left out of
+the lines, answers "I don't know". So the answer model learns to read dated memory lines,
+current against earlier values, and to abstain, beside the game's decisions.
+
 Splits (never a test conversation, persona or phrasing): persona training seeds and phrasings
 for train, development seeds and phrasings for val; LoCoMo's training conversations, minus
 `SynthConfig.locomo_val`, for train, those for val. Where LoCoMo is absent its rows are skipped
@@ -36,6 +46,8 @@ from mags_lib.actions import EngramAdd, EngramUpdate, RecallQuery, format_action
 from mags_lib.conversations.types import Conversation, turn_text
 from mags_lib.synth import surface
 from mags_lib.synth.chains import NOTHING_TO_STORE, nearest_facts
+
+CONVERSATION_TASKS = ("ask", "write", "answer")
 
 _WH = frozenset(["what", "which", "where", "when", "who", "whom", "whose", "how", "why", "do", "does", "did", "is", "are", "was", "were", "am", "has", "have", "had", "the", "a", "an", "of", "to", "ever"])
 _ME = {"i": "{a}", "me": "{a}", "my": "{a}'s", "mine": "{a}'s", "i'm": "{a} is",
@@ -178,18 +190,102 @@ def ask_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, s
     return rows
 
 
+IDK = "I don't know"
+"""The answer to a question the memory lines do not answer (`agents.open_answer`'s prompt)."""
+
+
+def _fact_chains(conv: Conversation) -> tuple[list[list[Any]], dict[str, str]]:
+    """The gold facts as version chains (oldest first; an update extends the chain of the fact
+    it replaces) and the day each fact was said (its last evidence turn's session day)."""
+    from mags_lib.conversations.types import day_of
+
+    order = {t.dia_id: i for i, t in enumerate(conv.turns())}
+    date = {t.dia_id: t.date for t in conv.turns()}
+    said: dict[str, str] = {}
+    chains: list[list[Any]] = []
+    by_text: dict[str, list[Any]] = {}
+    timed = [o for o in conv.gold_facts if any(e in order for e in o.evidence)]
+    timed.sort(key=lambda o: max(order[e] for e in o.evidence if e in order))
+    for o in timed:
+        last = max((e for e in o.evidence if e in order), key=order.__getitem__)
+        said.setdefault(o.text, day_of(date[last]))
+        chain = by_text.get(o.replaces) if o.op == "update" and o.replaces else None
+        if chain is None:
+            chain = []
+            chains.append(chain)
+        if o.text not in by_text:
+            chain.append(o)
+            by_text[o.text] = chain
+    return chains, said
+
+
+def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, seed: int,
+                skips: Counter | None = None) -> list[dict]:
+    """One open-answer row per question of `conv` (see the module docstring)."""
+    from mags_lib.agents.history_lines import dated_line
+    from mags_lib.agents.open_answer import open_messages
+
+    skips = skips if skips is not None else Counter()
+    n_lines = cfg.open_answer_lines.get(source, 5)
+    chains, said = _fact_chains(conv)
+    chain_of = {o.text: c for c in chains for o in c}
+    by_turn = _fact_turns(conv)
+    rows = []
+
+    def lines_of(chain: list[Any]) -> list[str]:  # the current version after the one before
+        out = [dated_line(o.text, said.get(o.text), valid=False) for o in chain[-2:-1]]
+        return out + [dated_line(chain[-1].text, said.get(chain[-1].text))]
+
+    for i, qa in enumerate(conv.qa):
+        answer = IDK if qa.answer is None else str(qa.answer).strip()
+        if not answer or len(answer) > cfg.open_answer_chars:
+            skips["long_answer" if answer else "no_answer"] += 1
+            continue
+        gold_chains: list[list[Any]] = []
+        pool = chains
+        if qa.answer is not None:
+            for e in qa.evidence:
+                for o in by_turn.get(e, []):
+                    c = chain_of.get(o.text)
+                    if c is not None and all(c is not g for g in gold_chains):
+                        gold_chains.append(c)
+            if not gold_chains:
+                skips["no_gold_fact"] += 1
+                continue
+            if rng.random() < cfg.no_memory_share:  # and no other line names the answer
+                pool = [c for c in chains if answer.lower() not in c[-1].text.lower()]
+                gold_chains, answer = [], IDK
+        blocks = [lines_of(c) for c in gold_chains]  # a fact stays after its earlier version
+        others = [c for c in pool if all(c is not g for g in gold_chains)]
+        room = max(0, n_lines - sum(map(len, blocks)))
+        blocks += [[dated_line(c[-1].text, said.get(c[-1].text))]
+                   for c in rng.sample(others, min(len(others), room))]
+        rng.shuffle(blocks)
+        lines = [ln for b in blocks for ln in b]
+        row_gold = {"answer": answer, "observation": qa.asked(), "lines": lines,
+                    "source": source, "conversation": conv.sample_id, "question": i,
+                    "kind": qa.kind or ("unknown" if qa.answer is None else "answer"),
+                    "category": qa.category, "stale": list(qa.stale),
+                    "answerable": answer != IDK}
+        rows.append(_row("answer", open_messages(lines, qa.asked()),
+                         f"<answer>{answer}</answer>", row_gold, seed))
+    return rows
+
+
 def _rows_of(convs: list[Conversation], source: str, cfg: Any, skips: dict[str, Counter],
              twins: bool = False) -> dict[str, list[dict]]:
-    """Write and ask rows of `convs`, each conversation drawing from its own seeded stream;
-    a row's seed is the persona's or the LoCoMo conversation's number. `twins`: see
+    """Write, ask and answer rows of `convs`, each conversation drawing from its own seeded
+    streams; a row's seed is the persona's or the LoCoMo conversation's number. `twins`: see
     `write_rows`."""
-    out: dict[str, list[dict]] = {"ask": [], "write": []}
+    out: dict[str, list[dict]] = {"ask": [], "write": [], "answer": []}
     for conv in convs:
         seed = int(conv.sample_id.rsplit("-", 1)[-1])
         rng = random.Random(f"conversation:{cfg.seed}:{conv.sample_id}")
         out["write"] += write_rows(conv, rng, cfg, source=source, seed=seed,
                                    skips=skips["write"], twins=twins)
         out["ask"] += ask_rows(conv, rng, cfg, source=source, seed=seed, skips=skips["ask"])
+        out["answer"] += answer_rows(conv, random.Random(f"answer:{cfg.seed}:{conv.sample_id}"),
+                                     cfg, source=source, seed=seed, skips=skips["answer"])
     return out
 
 
@@ -198,7 +294,7 @@ def _persona(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[
 
     n = cfg.n_persona_train if split == "train" else cfg.n_persona_val
     if n <= 0:
-        return {"ask": [], "write": []}
+        return {task: [] for task in CONVERSATION_TASKS}
     convs = get_task("persona").episodes("train" if split == "train" else "dev", n)
     return _rows_of(convs, "persona", cfg, skips, twins=split == "train")
 
@@ -206,7 +302,7 @@ def _persona(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[
 def _locomo(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[dict]]:
     from mags_lib.tasks.registry import get_task
 
-    out: dict[str, list[dict]] = {"ask": [], "write": []}
+    out: dict[str, list[dict]] = {task: [] for task in CONVERSATION_TASKS}
     locomo = get_task("locomo")
     ids = [c for c in locomo.ids("train") if (c in cfg.locomo_val) == (split == "val")]
     if not ids:
@@ -220,10 +316,10 @@ def _locomo(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[d
 
 def conversation_rows(cfg: Any) -> tuple[dict[str, dict[str, list[dict]]],
                                           dict[str, Counter]]:
-    """Ask and write rows of `cfg.sources`' conversations by split (train, val; test stays
-    empty: test conversations never enter a dataset), shuffled, and why turns gave none."""
-    rows = {t: {"train": [], "val": [], "test": []} for t in ("ask", "write")}
-    skips = {t: Counter() for t in ("ask", "write")}
+    """Ask, write and answer rows of `cfg.sources`' conversations by split (train, val; test
+    stays empty: test conversations never enter a dataset), shuffled, and why turns gave none."""
+    rows = {t: {"train": [], "val": [], "test": []} for t in CONVERSATION_TASKS}
+    skips = {t: Counter() for t in CONVERSATION_TASKS}
     makers = {"persona": _persona, "locomo": _locomo}
     for source in cfg.sources:
         if source not in makers:

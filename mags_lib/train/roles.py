@@ -62,6 +62,9 @@ class RoleRecipe:
     eval_tokens: int = field(metadata={"help": "tokens generated per judged prompt"})
     sft_decision_weight: float = field(default=1.0, metadata={
         "help": "SFT loss weight of the decision token (SFTStageConfig.decision_token_weight)"})
+    sft_max_length: int = field(default=384, metadata={
+        "help": "SFT sequence length in tokens (SFTStageConfig.max_length); longer rows are "
+                "cut, completion included"})
     grpo_prompts: int = field(default=1, metadata={
         "help": "prompts per GRPO step, each with num_generations completions"})
     grpo_lr: float | None = field(default=None, metadata={"help": "GRPO peak learning rate"})
@@ -96,14 +99,16 @@ class RoleRecipe:
 # 0.86, first 0.69, 3 seeds); at 60 it read the notes (0.85, last 0.90, first 0.82), and in the
 # loop greedy `mags` went from 0.845 to 0.955. Trained on rows written in every order of the
 # options (SynthConfig.answer_all_orders) it was no better. The runs behind each choice are in
-# docs/journal.md (2026-11-26, 2026-11-27).
+# docs/journal.md (2026-11-26, 2026-11-27). Since 2026-11-28 the answer rows also hold the
+# conversations' open questions over dated memory lines (up to 10 LoCoMo facts: 512 tokens).
 ROLE_RECIPES: dict[str, RoleRecipe] = {
     "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
                       grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
                       grpo_scale_rewards="batch", grpo_mine=400, grpo_mine_lowest_first=True),
     "write": RoleRecipe(sft_steps=240, grpo_steps=10, completion_tokens=48, eval_tokens=48,
                         sft_decision_weight=10.0),
-    "answer": RoleRecipe(sft_steps=60, grpo_steps=10, completion_tokens=12, eval_tokens=16),
+    "answer": RoleRecipe(sft_steps=60, grpo_steps=10, completion_tokens=12, eval_tokens=16,
+                         sft_max_length=512),
     "mixed": RoleRecipe(sft_steps=60, grpo_steps=30, completion_tokens=64, eval_tokens=64),
 }
 """The full-run recipe of each role (smoke runs shrink it through the stage configs)."""
@@ -118,7 +123,8 @@ def default_stages(role: str, recipe: RoleRecipe | None = None
     rewards = ROLE_REWARDS[role]
     sft = SFTStageConfig(name=f"{role}-sft", max_steps=r.sft_steps,
                          per_device_train_batch_size=SFT_BATCH, warmup_steps=0.05,
-                         max_length=384, decision_token_weight=r.sft_decision_weight)
+                         max_length=r.sft_max_length,
+                         decision_token_weight=r.sft_decision_weight)
     grpo = GRPOStageConfig(name=f"{role}-grpo", max_steps=r.grpo_steps,
                            per_device_train_batch_size=GRPO_GENERATIONS * r.grpo_prompts,
                            num_generations=GRPO_GENERATIONS,
