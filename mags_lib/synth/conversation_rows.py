@@ -196,26 +196,24 @@ IDK = "I don't know"
 
 def _fact_chains(conv: Conversation) -> tuple[list[list[Any]], dict[str, str]]:
     """The gold facts as version chains (oldest first; an update extends the chain of the fact
-    it replaces) and the day each fact was said (its last evidence turn's session day)."""
+    it replaces) and the day each fact was said (the session day of the turn that completes
+    it, as `_fact_turns` places it)."""
     from mags_lib.conversations.types import day_of
 
-    order = {t.dia_id: i for i, t in enumerate(conv.turns())}
-    date = {t.dia_id: t.date for t in conv.turns()}
+    by_turn = _fact_turns(conv)
     said: dict[str, str] = {}
     chains: list[list[Any]] = []
     by_text: dict[str, list[Any]] = {}
-    timed = [o for o in conv.gold_facts if any(e in order for e in o.evidence)]
-    timed.sort(key=lambda o: max(order[e] for e in o.evidence if e in order))
-    for o in timed:
-        last = max((e for e in o.evidence if e in order), key=order.__getitem__)
-        said.setdefault(o.text, day_of(date[last]))
-        chain = by_text.get(o.replaces) if o.op == "update" and o.replaces else None
-        if chain is None:
-            chain = []
-            chains.append(chain)
-        if o.text not in by_text:
-            chain.append(o)
-            by_text[o.text] = chain
+    for turn in conv.turns():
+        for o in by_turn.get(turn.dia_id, []):
+            said.setdefault(o.text, day_of(turn.date))
+            chain = by_text.get(o.replaces) if o.op == "update" and o.replaces else None
+            if chain is None:
+                chain = []
+                chains.append(chain)
+            if o.text not in by_text:
+                chain.append(o)
+                by_text[o.text] = chain
     return chains, said
 
 
@@ -277,7 +275,7 @@ def _rows_of(convs: list[Conversation], source: str, cfg: Any, skips: dict[str, 
     """Write, ask and answer rows of `convs`, each conversation drawing from its own seeded
     streams; a row's seed is the persona's or the LoCoMo conversation's number. `twins`: see
     `write_rows`."""
-    out: dict[str, list[dict]] = {"ask": [], "write": [], "answer": []}
+    out: dict[str, list[dict]] = {task: [] for task in CONVERSATION_TASKS}
     for conv in convs:
         seed = int(conv.sample_id.rsplit("-", 1)[-1])
         rng = random.Random(f"conversation:{cfg.seed}:{conv.sample_id}")
