@@ -113,3 +113,18 @@ def test_supersession_is_scored_for_every_agent_with_a_memory():
     assert gold["correct"] == sum(r["supersession"]["correct"] for r in out["reads"]
                                   if r["agent"] == "gold_writes")
     assert out["summary"]["static_rag"]["writing"]["supersession"] is None  # no memory
+
+
+def test_the_reader_sees_its_lines_as_a_timeline():
+    from mags_lib.agents.open_answer import open_messages, timeline
+
+    recalled = ["[2 June 2023] Ana lives in Lisbon.", "[9 May 2023] Ana: hi.",
+                "[2 June 2023] Ana: it rained.", "[31 Smarch 2023] odd",
+                "[8 May 2023] (no longer true) Ana lives in Porto."]  # best last, as recall gives
+    assert timeline(recalled) == [
+        "[31 Smarch 2023] odd",  # no calendar day: kept first, as undated lines are
+        "[8 May 2023] (no longer true) Ana lives in Porto.", "[9 May 2023] Ana: hi.",
+        "[2 June 2023] Ana lives in Lisbon.", "[2 June 2023] Ana: it rained."]  # a day's order kept
+    body = open_messages(recalled, "Where does Ana live?")[1]["content"]
+    assert body.index("Porto") < body.index("Lisbon")  # the earlier version never comes last
+    assert timeline(["b", "a"]) == ["b", "a"]  # the games' undated lines are left as given

@@ -128,8 +128,9 @@ def question_sample(conv: Dialogue, cfg: ConversationEvalConfig) -> list[int]:
 
 def answer_rows(conv: Dialogue, name: str, memory: Any, llm: Any,
                 cfg: ConversationEvalConfig) -> list[dict[str, Any]]:
-    """One row per asked question: the gold, the prediction, the lines, the scores."""
-    from mags_lib.agents.open_answer import answer_open
+    """One row per asked question: the gold, the prediction, the lines (as the reader saw
+    them: a `timeline`), the scores."""
+    from mags_lib.agents.open_answer import answer_open, timeline
     from mags_lib.tasks.base import Observation
 
     ids = conv.stream_ids()
@@ -145,7 +146,7 @@ def answer_rows(conv: Dialogue, name: str, memory: Any, llm: Any,
         rows.append({"agent": name, "conversation": conv.sample_id, "question": i,
                      "category": qa.category, "kind": qa.kind, "text": qa.question,
                      "gold": qa.answer, "prediction": prediction, "raw": record["raw"],
-                     "lines": lines, "memory_size": size,
+                     "lines": timeline(lines), "memory_size": size,
                      "seconds": round(time.perf_counter() - t0, 3), **score_row(qa, prediction),
                      **evidence_row(qa, shown, ids, cfg.k)})
     return rows
