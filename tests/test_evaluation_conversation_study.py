@@ -54,3 +54,24 @@ def test_mags_without_trained_models_is_left_out_with_the_reason(tmp_path, monke
     assert roles == {} and "no trained ask model" in why and "notebooks 02-04" in why
     text = study_markdown({"left_out": {"agents": ["mags"], "why": why}})
     assert "Left out: mags (no trained ask model" in text
+
+
+def test_the_reader_is_named_and_auto_falls_back_to_the_base_model(tmp_path, monkeypatch):
+    import pytest
+
+    from mags_lib.errors import MagsError
+    from mags_lib.evaluation import conversation_study as cs
+
+    monkeypatch.setattr("mags_lib.evaluation.answer_model.find_gguf", lambda *a, **k: None)
+    model, note = cs.reader_model("auto")
+    assert model == "embedded" and "no trained answer model" in note and "02 and 04" in note
+    trained = tmp_path / "answer-grpo-q8_0.gguf"
+    trained.write_bytes(b"GGUF")
+    monkeypatch.setattr("mags_lib.evaluation.answer_model.find_gguf", lambda *a, **k: trained)
+    assert cs.reader_model("auto") == (str(trained), "the trained answer model "
+                                                      "answer-grpo-q8_0.gguf")
+    assert cs.reader_model("embedded")[0] == "embedded"
+    with pytest.raises(MagsError, match="not found"):
+        cs.reader_model(str(tmp_path / "missing.gguf"))
+    text = study_markdown({"reader": note})
+    assert text.startswith("Every agent answers with the embedded base model")

@@ -32,7 +32,9 @@ def main() -> None:
     ap.add_argument("--max-questions", type=int, default=None)
     ap.add_argument("--agents", nargs="+", default=["bare", "full_context", "static_rag",
                                                     "gold_writes"])
-    ap.add_argument("--model", default="embedded", help="the answer model (LLMConfig.model)")
+    ap.add_argument("--model", default="embedded",
+                    help="the answer model every agent shares: 'embedded' (the base model), "
+                         "'auto' (notebook 04's trained answer model) or a .gguf path")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--ask-model", default="auto", help="mags's ask model ('auto': notebook 04's)")
     ap.add_argument("--write-model", default="auto", help="mags's write model")
@@ -52,10 +54,15 @@ def main() -> None:
     from mags_lib.embed import MemoEmbedder, default_embedder
     from mags_lib.errors import MagsError
     from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
-    from mags_lib.evaluation.conversation_study import role_models
+    from mags_lib.evaluation.conversation_study import reader_model, role_models
     from mags_lib.llm import load_llm
     from mags_lib.tasks.registry import get_task
 
+    try:
+        reader, reader_note = reader_model(args.model)
+    except MagsError as exc:
+        sys.exit(f"error: {exc}")
+    print(f"reader: {reader_note}", file=sys.stderr)
     roles, why = {}, None
     if args.judge or any(a.startswith("mags") and a != "mags_prompted" for a in args.agents):
         roles, why = role_models({"ask": args.ask_model, "write": args.write_model})
@@ -80,11 +87,11 @@ def main() -> None:
         loop["query_k"] = args.query_k
     cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions,
                                  loop=loop)
-    llm = load_llm(model=args.model)
+    llm = load_llm(model=reader)
     out = run_conversation_eval(convs, llm, cfg, embedder=MemoEmbedder(default_embedder()),
                                 roles=roles,
                                 progress=lambda s: print(s, file=sys.stderr, flush=True))
-    out["source"], out["split"] = args.task, args.split
+    out["source"], out["split"], out["reader"] = args.task, args.split, reader_note
     if args.judge and args.task == "persona":
         from mags_lib.evaluation.role_judge import judge_ask, judge_write
         from mags_lib.synth.conversation_rows import persona_judge_rows

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from mags_lib.errors import MagsError
 from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
 
 
@@ -48,7 +50,10 @@ class ConversationStudyConfig:
                                      metadata={"help": "agents answering on LoCoMo (mem0 makes "
                                                        "an LLM call a turn: ~40 min a "
                                                        "conversation on 2 cores)"})
-    answer_llm: str = field(default="embedded", metadata={"help": "LLMConfig.model answering"})
+    answer_llm: str = field(default="embedded", metadata={
+        "help": "the reader every agent shares: 'auto' (notebook 04's trained answer model, else "
+                "the embedded base model, said so in the result's `reader`), 'embedded' (the "
+                "base model) or a .gguf path"})
     embedder: str = field(default="embedded", metadata={
         "help": "'embedded' (all-MiniLM-L6-v2) or 'hashing' (a fast fake)"})
     k: int = field(default=5, metadata={"help": "memory lines per persona question"})
@@ -92,6 +97,26 @@ def role_models(models: dict[str, str]) -> tuple[dict[str, Any], str | None]:
                         "02-04 (make reproduce) or name a .gguf in models")
         roles[role] = load_llm(LLMConfig(model=str(path), n_ctx=1024))
     return roles, None
+
+
+def reader_model(spec: str) -> tuple[str, str]:
+    """(LLMConfig.model, what it is) of the answer model every agent shares: `spec` 'auto' is
+    notebook 04's GGUF of the selected answer stage where there is one, else the embedded base
+    model; 'embedded' the base model; anything else a .gguf path, which must exist."""
+    from mags_lib.checkpoints import final_model_name
+    from mags_lib.evaluation.answer_model import find_gguf
+
+    if spec == "auto":
+        trained = find_gguf(final_model_name("answer"))
+        if trained is not None:
+            return str(trained), f"the trained answer model {trained.name}"
+        return "embedded", ("the embedded base model (no trained answer model in models/gguf/: "
+                            "run notebooks 02 and 04)")
+    if spec == "embedded":
+        return spec, "the embedded base model"
+    if not Path(spec).is_file():
+        raise MagsError(f"answer model {spec} not found", "name a .gguf file, 'embedded' or 'auto'")
+    return spec, f"the answer model {Path(spec).name}"
 
 
 def _embedder(kind: str) -> Any:
@@ -151,7 +176,8 @@ def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
     run = cfg.resolved()
     t0 = time.perf_counter()
     embedder = _embedder(run.embedder)
-    llm = load_llm(model=run.answer_llm)
+    reader, reader_note = reader_model(run.answer_llm)
+    llm = load_llm(model=reader)
     personas = get_task("persona").episodes(run.persona_split, run.personas)
     locomo = get_task("locomo")
     roles, why = ({}, None)
@@ -163,7 +189,7 @@ def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
                      if roles or not a.startswith("mags") or a == "mags_prompted"]
     qa_cfg = ConversationEvalConfig(agents=agents, k=run.k,
                                     max_questions=run.persona_questions)
-    result: dict[str, Any] = {"config": asdict(run), "persona": {
+    result: dict[str, Any] = {"config": asdict(run), "reader": reader_note, "persona": {
         "split": run.persona_split, "conversations": len(personas),
         "evidence": evidence_summary(personas, embedder),
         "supersession": supersession_summary(personas, embedder),
@@ -198,7 +224,7 @@ def _ci(entry: dict[str, Any], key: str) -> str:
 
 def study_markdown(result: dict[str, Any]) -> str:
     """The study's tables: evidence recall, supersession, QA per agent, per source."""
-    out = []
+    out = [f"Every agent answers with {result['reader']}."] if result.get("reader") else []
     for source in ("persona", "locomo"):
         part = result.get(source)
         if not part:
