@@ -305,7 +305,8 @@ def conversations_headline(root: Path) -> str | None:
             for n, s in qa.items()))
     if not parts:
         return None
-    return (f"{CONVERSATIONS_LEAD} (notebook 12, one answer model"
+    reader = f": {m['reader']}" if m.get("reader") else ""
+    return (f"{CONVERSATIONS_LEAD} (notebook 12, one answer model{reader}"
             f"{', SMOKE run' if m.get('smoke') else ''}): " + "; ".join(parts) + ".")
 
 

@@ -15,7 +15,8 @@ from mags_lib.llm.base import Completion
 
 
 class LastLineReader:
-    """An answer model that repeats the most relevant memory line (the last), or abstains."""
+    """An answer model that repeats the last memory line (the newest: lines are a timeline), or
+    abstains."""
 
     name = "last-line"
 
@@ -43,8 +44,10 @@ def test_gold_writes_beat_bare_and_the_summary_says_so():
     assert s["gold_writes"]["f1"] > s["bare"]["f1"] and s["gold_writes"]["upper_bound"]
     gold, bare = s["gold_writes"]["persona"], s["bare"]["persona"]
     assert gold["current_accuracy"] > bare["current_accuracy"] == 0.0
-    assert gold["earlier_accuracy"] > 0.0  # superseded facts are shown, marked
+    # superseded facts are shown, marked, and never last: a reader of the last line names no
+    # earlier value where the current one is shown
     assert any("(no longer true)" in line for r in out["rows"] for line in r["lines"])
+    assert gold["stale_rate"] == 0.0 and gold["current_accuracy"] >= 0.5
     assert s["static_rag"]["memory_size_mean"] > s["gold_writes"]["memory_size_mean"]
     row = next(r for r in out["rows"] if r["agent"] == "gold_writes" and r["kind"] == "current")
     assert row["lines"] and row["prediction"] and "f1" in row

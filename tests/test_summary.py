@@ -309,6 +309,12 @@ def test_conversations_reach_the_report_and_the_readme_block(tmp_path):
     assert ("persona (dev split): F1 `bare` 0.050 / current 0.000, `gold_writes` (upper bound) "
             "0.400 / current 0.700." in block)
     assert "gold_writes (upper bound)" in conversations_section(tmp_path)
+    assert "one answer model)" in block  # a run that did not name its reader
+    (tmp_path / "12_conversations" / "metrics.json").write_text(json.dumps(
+        {"reader": "the trained answer model answer-grpo-q8_0.gguf",
+         "persona": {"split": "dev", "conversations": 2, "evidence": ev, "qa": qa}}))
+    assert ("one answer model: the trained answer model answer-grpo-q8_0.gguf)"
+            in readme_headline(tmp_path))
 
 
 def test_a_kept_readme_block_gets_notebook_12s_line_once(tmp_path):

@@ -32,7 +32,7 @@ def main() -> None:
     ap.add_argument("--max-questions", type=int, default=None)
     ap.add_argument("--agents", nargs="+", default=["bare", "full_context", "static_rag",
                                                     "gold_writes"])
-    ap.add_argument("--model", default="embedded",
+    ap.add_argument("--model", default="auto",
                     help="the answer model every agent shares: 'embedded' (the base model), "
                          "'auto' (notebook 04's trained answer model) or a .gguf path")
     ap.add_argument("--k", type=int, default=5)

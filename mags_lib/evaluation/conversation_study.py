@@ -50,7 +50,7 @@ class ConversationStudyConfig:
                                      metadata={"help": "agents answering on LoCoMo (mem0 makes "
                                                        "an LLM call a turn: ~40 min a "
                                                        "conversation on 2 cores)"})
-    answer_llm: str = field(default="embedded", metadata={
+    answer_llm: str = field(default="auto", metadata={
         "help": "the reader every agent shares: 'auto' (notebook 04's trained answer model, else "
                 "the embedded base model, said so in the result's `reader`), 'embedded' (the "
                 "base model) or a .gguf path"})

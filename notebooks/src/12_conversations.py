@@ -20,7 +20,8 @@
 #    each agent's evidence recall@5 / @10 and supersession against the gold updates, and the
 #    upper bound
 #    `gold_writes` (the gold facts written: it reads the gold, so it is never "MAGS"), one
-#    answer model (the embedded base model), scored as LoCoMo scores, with the persona rates.
+#    answer model for all (`ANSWER_LLM`: notebook 04's trained answer model, which learned
+#    conversation answer rows too), scored as LoCoMo scores, with the persona rates.
 # 4. The trained write and ask models alone, prompted exactly as in play, on every turn and
 #    question of the persona conversations: the write model's op confusion matrix, the ask
 #    model's hit rate, and raw outputs to read.
@@ -40,7 +41,7 @@ AGENTS = ["bare", "full_context", "static_rag", "mem0", "mags", "mags_episodic",
 # mem0: ~40 min a LoCoMo conversation; mags: ~6 (a write-model call a turn)
 LOCOMO_AGENTS = ["bare", "full_context", "static_rag", "mags", "mags_episodic", "gold_writes"]
 MODELS = {"ask": "auto", "write": "auto"}  # mags's models: notebook 04's GGUFs
-ANSWER_LLM = "embedded"
+ANSWER_LLM = "auto"  # the trained answer model of notebook 04 (else the base model, said so)
 EMBEDDER = "embedded"
 K = 5
 RUN_NAME = "12_conversations"  # results/RUN_NAME/ ("12_conversations_test" for the test splits)
