@@ -53,7 +53,8 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
     "09": ("04",),  # the closed loop plays 04's GGUFs
     "10": ("04",),  # the closed loop's ask / write GGUFs
     "11": ("01", "02", "04"),  # models/ask-sft, data/synth/ask, models/gguf
-    "12": (),  # the embedded models and LoCoMo (outside the chain; FORCE=1 after changing it)
+    "12": ("04",),  # 04's answer, ask and write GGUFs; LoCoMo (outside the chain)
+    "13": ("04",),  # the same, on the test splits
 }
 
 # What each notebook leaves outside results/ (globs under the project root); one that matches

@@ -310,6 +310,78 @@ def conversations_headline(root: Path) -> str | None:
             f"{', SMOKE run' if m.get('smoke') else ''}): " + "; ".join(parts) + ".")
 
 
+TEST_LEAD = "Test splits"
+
+
+def test_splits_section(root: Path) -> str:
+    """Notebook 13: the frozen configuration on the game's test bank, the persona test set and
+    LoCoMo's test conversations, with the issue's targets."""
+    from mags_lib.evaluation.conversation_study import study_markdown
+    from mags_lib.evaluation.conversation_targets import targets_markdown
+    from mags_lib.evaluation.headline import headline_markdown
+
+    m = _load(root / "13_test_splits" / "metrics.json")
+    if not m or not m.get("game"):
+        return _missing("notebook 13 results", "python -m mags_lib.pipeline --only 13")
+    game, targets = m["game"], m.get("targets") or {}
+    gt = targets.get("game") or {}
+    out = ["_SMOKE run_"] if m.get("smoke") else []
+    out += [f"The game's test bank (oracle − bare {_f(game.get('oracle_vs_bare_gap'), signed=True)}"
+            f", evaluation valid: {game.get('evaluation_valid')}):", "",
+            headline_markdown(game["headline"]), "",
+            f"Game targets: mags after drift − static_rag "
+            f"{_f(gt.get('after_drift_mags_minus_static_rag'), signed=True)} (≥ +0.10: "
+            f"{_f((gt.get('met') or {}).get('after_drift'))}); mags / mags_scripted "
+            f"{_f(gt.get('mags_over_scripted'))} (≥ 0.9: {_f((gt.get('met') or {}).get('vs_scripted'))}).",
+            "", study_markdown(m)]
+    w = (m.get("judged") or {}).get("write")
+    if w:
+        out += ["", f"The write model alone on {w['n']} persona test turns, as in play: op accuracy "
+                f"{_f(w['op_accuracy'])}, confusion (gold -> chosen) "
+                f"`{json.dumps(w['op_confusion'])}`, facts dropped {w['dropped']}."]
+    a = (m.get("judged") or {}).get("ask")
+    if a:
+        out += [f"The ask model alone on {a['n']} persona test questions: hit@3 {_f(a['hit'])}."]
+    if targets.get("conversations"):
+        out += ["", targets_markdown(targets["conversations"])]
+    return "\n".join(out)
+
+
+def test_headline(root: Path) -> str | None:
+    """The README's line on the test splits: the MAGS agents beside the baselines on each."""
+    m = _load(root / "13_test_splits" / "metrics.json") or {}
+    if not m.get("game"):
+        return None
+    rows = {r["agent"]: r for r in m["game"]["headline"]}
+    game = ", ".join(f"`{n}`{' (upper bound)' if n == 'mags_scripted' else ''}"
+                     f"{' (ceiling)' if n == 'oracle' else ''} {_f(r['accuracy'])} / "
+                     f"{_f(r['after_drift'])}" for n, r in rows.items())
+    parts = [f"the game's test bank, accuracy / after drift: {game}"]
+    for source in ("persona", "locomo"):
+        qa = ((m.get(source) or {}).get("qa") or {}).get("summary") or {}
+        if not qa:
+            continue
+        def one(n: str, s: dict) -> str:
+            p = s.get("persona") or {}
+            extra = (f" / current {_f(p.get('current_accuracy'))} / stale "
+                     f"{_f(p.get('stale_rate'))}" if p else
+                     f" / evidence@10 {_f(s.get('recall@10'))}")
+            return f"`{n}`{' (upper bound)' if s['upper_bound'] else ''} F1 {_f(s.get('f1'))}{extra}"
+        parts.append(f"{source} test ({m[source]['conversations']} conversations): "
+                     + ", ".join(one(n, s) for n, s in qa.items()))
+    w = (m.get("judged") or {}).get("write")
+    if w:
+        parts.append(f"write model op accuracy on the persona test turns {_f(w['op_accuracy'])}")
+    met = [e.get("met") for entries in ((m.get("targets") or {}).get("conversations") or {}).values()
+           for e in (entries.values() if "value" not in entries else [entries])]
+    met += list(((m.get("targets") or {}).get("game") or {}).get("met", {}).values())
+    judged = [x for x in met if x is not None]
+    return (f"{TEST_LEAD} (notebook 13, the frozen configuration scored once"
+            f"{', SMOKE run' if m.get('smoke') else ''}; {m.get('reader', '')}): "
+            + "; ".join(parts) + f". Targets met: {sum(bool(x) for x in judged)} of "
+            f"{len(judged)} (`reports/RESULTS.md`).")
+
+
 def export_section(root: Path) -> str:
     m = _load(root / "04_export_gguf" / "metrics.json")
     if not m:
@@ -491,9 +563,9 @@ def readme_headline(root: Path) -> str:
                   f"{pooled[0]['n_seeds']}{', SMOKE run' if tw.get('smoke') else ''}): "
                   + ", ".join(f"`{r['agent']}`{' (ceiling)' if r['agent'] == 'oracle' else ''}"
                               f" {r['wins']}" for r in pooled) + "."]
-    talk = conversations_headline(root)
-    if talk:
-        lines += ["", talk]
+    for line in (conversations_headline(root), test_headline(root)):
+        if line:
+            lines += ["", line]
     lines += ["", REPORT_POINTER + " (both surfaces, ablations, training, export, dynamics, "
               "mechanisms, benchmarks): `reports/RESULTS.md`."]
     return "\n".join(lines)
@@ -511,23 +583,24 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
     old, tail = rest.split(README_END, 1)
     body = readme_headline(root)
     if keep and _is_missing(body) and "|" in old:  # no notebook 06 here: the old block stays,
-        talk = conversations_headline(root)       # with notebook 12's line brought up to date
-        if talk:
-            lines = old.strip("\n").split("\n")
-            at = next((i for i, ln in enumerate(lines) if ln.startswith(CONVERSATIONS_LEAD)),
-                      None)
+        lines = old.strip("\n").split("\n")      # with notebooks 12's and 13's lines updated
+        for lead, line in ((CONVERSATIONS_LEAD, conversations_headline(root)),
+                           (TEST_LEAD, test_headline(root))):
+            if not line:
+                continue
+            at = next((i for i, ln in enumerate(lines) if ln.startswith(lead)), None)
             if at is not None:  # the old line and the blank line after it
                 del lines[at:at + 2 if at + 1 < len(lines) and not lines[at + 1] else at + 1]
             at = next((i for i, ln in enumerate(lines) if ln.startswith(REPORT_POINTER)),
                       len(lines))
-            lines[at:at] = [talk, ""]
-            readme.write_text(f"{head}{README_START}\n" + "\n".join(lines) + f"\n\n{README_END}{tail}")
+            lines[at:at] = [line, ""]
+        readme.write_text(f"{head}{README_START}\n" + "\n".join(lines) + f"\n\n{README_END}{tail}")
         return True
     if keep and MECHANISMS_LEAD not in body and MECHANISMS_LEAD in old:
         kept = MECHANISMS_LEAD + old.split(MECHANISMS_LEAD, 1)[1].split(REPORT_POINTER, 1)[0]
-        if CONVERSATIONS_LEAD in body:  # notebook 12's line is regenerated: not kept twice
-            kept = "\n".join(ln for ln in kept.split("\n")
-                             if not ln.startswith(CONVERSATIONS_LEAD))
+        for lead in (CONVERSATIONS_LEAD, TEST_LEAD):  # lines regenerated: not kept twice
+            if lead in body:
+                kept = "\n".join(ln for ln in kept.split("\n") if not ln.startswith(lead))
         kept = kept.rstrip()
         if not kept.startswith(MECHANISMS_LEAD + " (kept"):
             kept = kept.replace(MECHANISMS_LEAD, MECHANISMS_LEAD + " (kept from the previous "
@@ -551,6 +624,7 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("Mechanisms by regime (09)", mechanisms_section),
             ("TextWorld (10)", textworld_section),
             ("Conversations (12)", conversations_section),
+            ("Test splits (13)", test_splits_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))
 
 

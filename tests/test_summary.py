@@ -372,3 +372,77 @@ def test_the_readme_block_gives_the_game_and_conversation_speeds_with_their_targ
     line = next(x for x in readme_headline(tmp_path).splitlines() if x.startswith("Speed:"))
     assert line.startswith("Speed: mags p50 0.42 / 0.36 s a turn at turns 50 / 200 of one game "
                            "(≤ 1 s: yes); on conv-26 0.36 s a turn")
+
+
+def _test_split_metrics(smoke: bool = False) -> dict:
+    game_rows = [{"surface": "test bank", "agent": a, "label": a, "accuracy": acc, "ci_low": 0.1,
+                  "ci_high": 0.9, "after_drift": drift, "after_drift_ci_low": 0.1,
+                  "after_drift_ci_high": 0.9, "seed_mean": acc, "seed_std": 0.0, "n_seeds": 3,
+                  "governing_held_valid": None, "stale_recalled": None, "write_validity": None}
+                 for a, acc, drift in (("bare", 0.4, 0.3), ("static_rag", 0.8, 0.6),
+                                       ("mags_scripted", 0.95, 0.94), ("mags", 0.82, 0.66))]
+    qa = {"persona": {"summary": {
+        "mem0": {"upper_bound": False, "f1": 0.3, "persona": {"current_accuracy": 0.4,
+                                                              "stale_rate": 0.2}},
+        "mags": {"upper_bound": False, "f1": 0.5, "persona": {"current_accuracy": 0.86,
+                                                              "stale_rate": 0.1}}}},
+          "locomo": {"summary": {"static_rag": {"upper_bound": False, "f1": 0.12,
+                                                "recall@10": 0.6},
+                                 "mags": {"upper_bound": False, "f1": 0.15, "recall@10": 0.7}}}}
+    ev = {"memory": {"all": {"recall@5": 0.5, "recall@10": 0.6}}}
+    return {"smoke": smoke, "reader": "the trained answer model a.gguf",
+            "game": {"headline": game_rows, "oracle_vs_bare_gap": 0.5, "evaluation_valid": True},
+            "persona": {"split": "test", "conversations": 6, "evidence": ev, "qa": qa["persona"]},
+            "locomo": {"split": "test", "conversations": 5, "evidence": ev, "qa": qa["locomo"]},
+            "judged": {"write": {"n": 40, "op_accuracy": 0.85, "dropped": 2,
+                                 "op_confusion": {"add": {"add": 10}}}},
+            "targets": {"game": {"after_drift_mags_minus_static_rag": 0.06,
+                                 "mags_over_scripted": 0.863,
+                                 "met": {"after_drift": False, "vs_scripted": False}}}}
+
+
+def test_the_test_splits_reach_the_report_and_the_readme_block_with_their_targets(tmp_path):
+    from mags_lib.evaluation.conversation_targets import conversation_targets
+    from mags_lib.summary import (
+        README_END,
+        README_START,
+        test_headline,
+        test_splits_section,
+        update_readme,
+    )
+
+    assert "--only 13" in test_splits_section(tmp_path) and test_headline(tmp_path) is None
+    m = _test_split_metrics()
+    m["targets"]["conversations"] = conversation_targets(m, ("mags",), m["judged"])
+    (tmp_path / "13_test_splits").mkdir()
+    (tmp_path / "13_test_splits" / "metrics.json").write_text(json.dumps(m))
+    section = test_splits_section(tmp_path)
+    assert "| test bank | mags |" in section and "op accuracy 0.850" in section
+    assert "| `mags` | persona_current | 0.860 | >= 0.85 | True |" in section
+    assert "| `mags` | persona_stale | 0.100 | <= 0.05 | False |" in section
+    line = test_headline(tmp_path)
+    assert "`mags_scripted` (upper bound) 0.950 / 0.940" in line
+    assert "persona test (6 conversations): `mem0` F1 0.300" in line
+    # judged: 4 locomo/persona targets met of 5 with numbers (no full_context), write not met,
+    # the game's two not met
+    assert line.endswith("Targets met: 3 of 8 (`reports/RESULTS.md`).")
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n" + README_START + "\n| agent | acc |\n|---|---|\n\n"
+                      "Every table: `reports/RESULTS.md`.\n\n" + README_END + "\n")
+    for _ in range(2):
+        assert update_readme(readme, tmp_path, keep=True)
+    assert readme.read_text().count("Test splits (notebook 13") == 1
+
+
+def test_the_conversation_targets_are_judged_from_the_numbers_and_none_where_missing():
+    from mags_lib.evaluation.conversation_targets import conversation_targets
+
+    m = _test_split_metrics()
+    t = conversation_targets(m, ("mags", "mags_episodic"), m["judged"])
+    assert t["mags"]["locomo_evidence@10"] == {"value": 0.7, "target": ">= 0.75", "met": False}
+    assert t["mags"]["locomo_f1_vs_static_rag"]["met"] is True
+    assert t["mags"]["locomo_f1_vs_full_context"]["met"] is None  # full_context not run
+    assert t["mags"]["persona_f1_vs_mem0"]["value"] == 0.2
+    assert all(e["met"] is None for e in t["mags_episodic"].values())
+    assert t["write_op_accuracy"]["met"] is False
+    assert conversation_targets({}, ("mags",))["write_op_accuracy"]["value"] is None
