@@ -73,3 +73,21 @@ def write_run(name: str, *, config=None, metrics: dict | None = None, **extra) -
         write_json(out / "metrics.json", metrics)
     write_json(out / "manifest.json", manifest(config, **extra))
     return out
+
+
+class PartialRun:
+    """A run whose metrics.json is written again as each part finishes, so a run stopped in a
+    long part keeps what it measured (notebook 13: the game, then the conversations, then the
+    judged models).
+
+        run = PartialRun("13_test_splits", config={...}, metrics={"smoke": False}, smoke=False)
+        run.save({"game": ...})            # or run.save(game=...): merged, then written
+    """
+
+    def __init__(self, name: str, *, config=None, metrics: dict | None = None, **extra):
+        self.name, self.config, self.extra = name, config, extra
+        self.metrics: dict = dict(metrics or {})
+
+    def save(self, part: dict | None = None, **more) -> Path:
+        self.metrics.update(part or {}, **more)
+        return write_run(self.name, config=self.config, metrics=self.metrics, **self.extra)

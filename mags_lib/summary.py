@@ -347,6 +347,15 @@ def test_splits_section(root: Path) -> str:
     return "\n".join(out)
 
 
+def _qa_agent(name: str, s: dict) -> str:
+    """One agent's conversation QA on the README line: F1, then current / stale on personas or
+    evidence@10 on LoCoMo."""
+    p = s.get("persona") or {}
+    extra = (f" / current {_f(p.get('current_accuracy'))} / stale {_f(p.get('stale_rate'))}"
+             if p else f" / evidence@10 {_f(s.get('recall@10'))}")
+    return f"`{name}`{' (upper bound)' if s['upper_bound'] else ''} F1 {_f(s.get('f1'))}{extra}"
+
+
 def test_headline(root: Path) -> str | None:
     """The README's line on the test splits: the MAGS agents beside the baselines on each."""
     m = _load(root / "13_test_splits" / "metrics.json") or {}
@@ -361,14 +370,8 @@ def test_headline(root: Path) -> str | None:
         qa = ((m.get(source) or {}).get("qa") or {}).get("summary") or {}
         if not qa:
             continue
-        def one(n: str, s: dict) -> str:
-            p = s.get("persona") or {}
-            extra = (f" / current {_f(p.get('current_accuracy'))} / stale "
-                     f"{_f(p.get('stale_rate'))}" if p else
-                     f" / evidence@10 {_f(s.get('recall@10'))}")
-            return f"`{n}`{' (upper bound)' if s['upper_bound'] else ''} F1 {_f(s.get('f1'))}{extra}"
         parts.append(f"{source} test ({m[source]['conversations']} conversations): "
-                     + ", ".join(one(n, s) for n, s in qa.items()))
+                     + ", ".join(_qa_agent(n, s) for n, s in qa.items()))
     w = (m.get("judged") or {}).get("write")
     if w:
         parts.append(f"write model op accuracy on the persona test turns {_f(w['op_accuracy'])}")

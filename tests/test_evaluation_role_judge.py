@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mags_lib.agents.role_prompts import WRITE_SYSTEM
-from mags_lib.evaluation.role_judge import judge_ask, judge_write
+from mags_lib.evaluation.role_judge import judge_ask, judge_roles, judge_write, judged_text
 from mags_lib.llm import Completion
 from mags_lib.synth.conversation_rows import persona_judge_rows
 
@@ -46,3 +46,17 @@ def test_ask_judge_scores_hits_by_kind():
     assert good["hit"] >= 0.7 and set(good["by_kind"]) <= {"current", "earlier", "when"}
     bad = judge_ask(Scripted(default="<recall>\nquery: weather\n</recall>"), rows, k=1)
     assert bad["hit"] < good["hit"]
+
+
+def test_judge_roles_reports_both_models_and_nothing_without_models():
+    rows = persona_judge_rows("dev", 1)
+    rows = {"write": rows["write"][:6], "ask": rows["ask"][:4]}
+    assert judge_roles({}, rows) == {}
+    assert judged_text({}) == "no trained write or ask model judged"
+    judged = judge_roles({"write": Scripted(), "ask": Scripted(
+        default="<recall>\nquery: weather\n</recall>")}, rows)
+    assert judged["write"]["n"] == 6 and judged["ask"]["n"] == 4
+    text = judged_text(judged)
+    assert "write: 6 turns, op accuracy" in text and "op confusion (gold -> chosen)" in text
+    assert "ask: 4 questions, hit@3" in text and "  out:  " in text
+    assert "  out:  " not in judged_text(judged, samples=False)

@@ -21,6 +21,7 @@ rest runs.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,7 +170,12 @@ def supersession_summary(convs: list[Any], embedder: Any) -> dict[str, Any]:
     return out
 
 
-def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
+def run_conversation_study(cfg: ConversationStudyConfig,
+                           on_part: Callable[[dict[str, Any]], None] | None = None
+                           ) -> dict[str, Any]:
+    """The study's result; `on_part(result so far)` is called after the persona part and again
+    after the LoCoMo part, so a caller can save each as it finishes (LoCoMo's write pass takes
+    an hour on 2 cores)."""
     from mags_lib.llm import load_llm
     from mags_lib.tasks.registry import get_task
 
@@ -197,6 +203,9 @@ def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
     if why:
         result["left_out"] = {"agents": sorted(set(run.agents + run.locomo_agents)
                                                - set(agents + locomo_agents)), "why": why}
+    result["seconds"] = round(time.perf_counter() - t0, 1)
+    if on_part:
+        on_part(result)
     if not locomo.available():
         result["locomo"] = {"missing": locomo.missing_message()}
     else:
@@ -209,6 +218,8 @@ def run_conversation_study(cfg: ConversationStudyConfig) -> dict[str, Any]:
                             "qa": run_conversation_eval(convs, llm, qa_cfg, embedder=embedder,
                                                         roles=roles)}
     result["seconds"] = round(time.perf_counter() - t0, 1)
+    if on_part:
+        on_part(result)
     return result
 
 

@@ -3,6 +3,8 @@
     from mags_lib.evaluation.role_judge import judge_write, judge_ask
     report = judge_write(write_llm, rows)        # op confusion, F1, facts kept exact, samples
     report = judge_ask(ask_llm, rows, k=3)       # hit@k of the queries on the row's memory
+    judged = judge_roles(roles, rows)            # both, as notebooks 12 and 13 report them
+    print(judged_text(judged))
 
 The rows are training-format rows (`objectives.data`) whose prompts are the loop's own messages
 (`role_prompts.play_write_messages` / `play_ask_messages`: notebook 12 builds them from
@@ -83,3 +85,40 @@ def judge_ask(llm: Any, rows: list[dict], k: int = 3, max_tokens: int = 96) -> d
             "by_kind": {kind: mean(v) for kind, v in sorted(by_kind.items())},
             "seconds_p50": sorted(seconds)[len(seconds) // 2] if seconds else None,
             "samples": _samples(rows, texts, "gold_node_text")}
+
+
+def judge_roles(roles: dict[str, Any], rows: dict[str, list[dict]], k: int = 3
+                ) -> dict[str, Any]:
+    """The write and ask models of `roles` ({"write": llm, "ask": llm}, as
+    `conversation_study.role_models` loads them) judged on `rows` ({"write": rows, "ask":
+    rows}); {} where `roles` is empty (no trained models)."""
+    if not roles:
+        return {}
+    return {"write": judge_write(roles["write"], rows["write"]),
+            "ask": judge_ask(roles["ask"], rows["ask"], k=k)}
+
+
+def _f(x: Any) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def judged_text(judged: dict[str, Any], samples: bool = True) -> str:
+    """`judge_roles`'s reports as text: the write model's op accuracy, its confusion matrix
+    (gold -> chosen), facts dropped and F1, the ask model's hit@k per kind, and the raw
+    outputs kept."""
+    import json
+
+    lines = []
+    w, a = judged.get("write"), judged.get("ask")
+    if w:
+        lines += [f"write: {w['n']} turns, op accuracy {_f(w['op_accuracy'])}, facts dropped "
+                  f"{w['dropped']}, fact text exact {w['fact_exact']}, F1 {_f(w['f1'])}",
+                  "op confusion (gold -> chosen): " + json.dumps(w["op_confusion"])]
+    if a:
+        lines.append(f"ask: {a['n']} questions, hit@{a.get('k', 3)} {_f(a['hit'])} "
+                     + json.dumps({kind: round(v, 3) for kind, v in a.get("by_kind", {}).items()}))
+    if samples:
+        for s in (w or {}).get("samples", []) + (a or {}).get("samples", []):
+            lines += [f"- {s['observation']}", f"  gold: {s['gold']}",
+                      "  out:  " + s["output"].replace("\n", " | ")]
+    return "\n".join(lines) or "no trained write or ask model judged"

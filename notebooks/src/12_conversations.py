@@ -91,29 +91,14 @@ print("current-fact accuracy:", current)
 # conversations as notebook 01's val rows, not new ones).
 
 # %%
-import json
-
 from mags_lib.evaluation.conversation_study import role_models
-from mags_lib.evaluation.role_judge import judge_ask, judge_write
+from mags_lib.evaluation.role_judge import judge_roles, judged_text
 from mags_lib.synth.conversation_rows import persona_judge_rows
 
 roles, why = role_models(MODELS)
-judged = {}
-if not roles:
-    print("skipped:", why)
-else:
-    rows = persona_judge_rows(PERSONA_SPLIT, cfg.resolved().personas)
-    judged = {"write": judge_write(roles["write"], rows["write"]),
-              "ask": judge_ask(roles["ask"], rows["ask"], k=3)}
-    w = judged["write"]
-    print(f"write: {w['n']} turns, op accuracy {w['op_accuracy']:.3f}, facts dropped "
-          f"{w['dropped']}, fact text exact {w['fact_exact']}, F1 {w['f1']:.3f}")
-    print("op confusion (gold -> chosen):", json.dumps(w["op_confusion"]))
-    print(f"ask: {judged['ask']['n']} questions, hit@3 {judged['ask']['hit']:.3f}",
-          judged["ask"]["by_kind"])
-    for s in w["samples"] + judged["ask"]["samples"]:
-        print("-", s["observation"], "\n  gold:", s["gold"], "\n  out: ", s["output"].replace(
-            "\n", " | "))
+judged = judge_roles(roles, persona_judge_rows(PERSONA_SPLIT, cfg.resolved().personas)
+                     ) if roles else {}
+print(judged_text(judged) if roles else f"skipped: {why}")
 result["judged"] = judged
 
 # %%

@@ -59,10 +59,10 @@ from mags_lib.evaluation.conversation_study import (
 )
 from mags_lib.evaluation.conversation_targets import conversation_targets, targets_markdown
 from mags_lib.evaluation.headline import closed_loop_targets, headline_markdown, headline_rows
-from mags_lib.evaluation.role_judge import judge_ask, judge_write
+from mags_lib.evaluation.role_judge import judge_roles, judged_text
 from mags_lib.game import GameConfig
 from mags_lib.llm import LLMConfig
-from mags_lib.manifest import write_json, write_run
+from mags_lib.manifest import PartialRun, write_json
 from mags_lib.paths import results_dir
 from mags_lib.seed import seed_everything
 from mags_lib.synth.conversation_rows import persona_judge_rows
@@ -92,6 +92,12 @@ game_rows = headline_rows({"test bank": game_summary})
 display(Markdown(headline_markdown(game_rows)))
 game_targets = closed_loop_targets(game_summary)
 print(json.dumps(game_targets, indent=1))
+game_part = {"headline": game_rows, "seconds": game.seconds,
+             "oracle_vs_bare_gap": game_summary["oracle_vs_bare_gap"],
+             "evaluation_valid": game_summary["evaluation_valid"]}
+run = PartialRun(NAME, config={"game": game_cfg.resolved().to_dict()}, smoke=SMOKE,
+                 metrics={"smoke": SMOKE, "game": game_part, "targets": {"game": game_targets}})
+run.save()  # each part is written as it finishes: LoCoMo's write pass takes an hour on 2 cores
 
 # %% [markdown]
 # ## 2-3. The persona test set and LoCoMo's test conversations
@@ -102,7 +108,8 @@ cfg = ConversationStudyConfig(persona_split="test", personas=PERSONAS, locomo_sp
                               locomo_questions=LOCOMO_QUESTIONS, agents=AGENTS,
                               locomo_agents=LOCOMO_AGENTS, answer_llm=ANSWER_LLM,
                               embedder=EMBEDDER, models=MODELS, smoke=SMOKE)
-talk = run_conversation_study(cfg)
+run.config["conversations"] = asdict(cfg.resolved())
+talk = run_conversation_study(cfg, on_part=run.save)
 print(f"{talk['seconds']:.0f} s")
 display(Markdown(study_markdown(talk)))
 
@@ -111,21 +118,9 @@ display(Markdown(study_markdown(talk)))
 
 # %%
 roles, why = role_models(MODELS)
-judged = {}
-if not roles:
-    print("skipped:", why)
-else:
-    rows = persona_judge_rows("test", cfg.resolved().personas)
-    judged = {"write": judge_write(roles["write"], rows["write"]),
-              "ask": judge_ask(roles["ask"], rows["ask"], k=3)}
-    w = judged["write"]
-    print(f"write: {w['n']} turns, op accuracy {w['op_accuracy']:.3f}, facts dropped "
-          f"{w['dropped']}, F1 {w['f1']:.3f}")
-    print("op confusion (gold -> chosen):", json.dumps(w["op_confusion"]))
-    print(f"ask: {judged['ask']['n']} questions, hit@3 {judged['ask']['hit']:.3f}")
-    for s in w["samples"] + judged["ask"]["samples"]:
-        print("-", s["observation"], "\n  gold:", s["gold"], "\n  out: ",
-              s["output"].replace("\n", " | "))
+judged = judge_roles(roles, persona_judge_rows("test", cfg.resolved().personas)) if roles else {}
+print(judged_text(judged) if roles else f"skipped: {why}")
+run.save(judged=judged)
 
 # %% [markdown]
 # ## The targets
@@ -134,16 +129,10 @@ else:
 targets = {"game": game_targets,
            "conversations": conversation_targets(talk, tuple(MAGS_AGENTS), judged)}
 write_json(out / "targets.json", targets)
+run.save(targets=targets)
 print("game:", json.dumps(game_targets["met"]))
 display(Markdown(targets_markdown(targets["conversations"])))
 
 # %%
-game_part = {"headline": game_rows, "seconds": game.seconds,
-             "oracle_vs_bare_gap": game_summary["oracle_vs_bare_gap"],
-             "evaluation_valid": game_summary["evaluation_valid"]}
-write_run(NAME, config={"game": game_cfg.resolved().to_dict(),
-                        "conversations": asdict(cfg.resolved())},
-          metrics={"smoke": SMOKE, "game": game_part, **talk, "judged": judged,
-                   "targets": targets}, smoke=SMOKE)
 assert game_summary["n_games"] == len(game_cfg.resolved().seeds) * len(GAME_AGENTS)
 assert talk["persona"]["split"] == "test"
