@@ -80,6 +80,12 @@ def test_reading_records_write_counts_and_validity():
     assert out["counts"]["calls"] == 6 and out["validity"] == 6 / 8
     assert out["seconds_per_turn"] == 1.0
     assert writing_summary([{"counts": {}, "seconds_per_turn": 0.1}])["validity"] is None
+    loop = [{"counts": {"write_calls": 10, "write_parsed": 9, "op_none": 7},
+             "seconds_per_turn": 0.2}]
+    assert writing_summary(loop)["validity"] == 0.9  # the loop's writer counts its calls
+    assert writing_summary(loop)["ask_validity"] is None
+    loop[0]["counts"].update(ask_calls=4, ask_malformed=1)
+    assert writing_summary(loop)["ask_validity"] == 0.75
 
 
 def test_evidence_recall_counts_the_turns_the_lines_come_from():

@@ -256,8 +256,10 @@ def run_conversation_eval(convs: list[Dialogue], llm: Any, cfg: ConversationEval
         for name in cfg.agents:
             t1 = time.perf_counter()
             memory = reader(name, conv, llm, cfg, embedder, roles)
-            reads.append(read_record(conv, name, memory, time.perf_counter() - t1))
+            seconds = time.perf_counter() - t1
             rows += answer_rows(conv, name, memory, llm, cfg)
+            # counted after the answers, so the loop's ask calls are in its counts too
+            reads.append(read_record(conv, name, memory, seconds))
             if progress is not None:
                 progress(f"{conv.sample_id} {name}: {len(rows)} rows")
     qas = {(c.sample_id, i): q for c in convs for i, q in enumerate(c.qa)}
@@ -296,6 +298,23 @@ def read_supersession(conv: Dialogue, memory: Any) -> dict[str, int] | None:
     return {k: s[k] for k in ("correct", "predicted", "gold")}
 
 
+def write_validity(counts: dict[str, int]) -> float | None:
+    """The share of the writer's outputs that parsed: the Mem0-style agent's lines that parsed
+    and named only shown ids, or the loop's write-model calls that parsed; None where the agent
+    does not write."""
+    if counts.get("lines"):
+        return counts.get("valid_lines", 0) / counts["lines"]
+    if counts.get("write_calls"):
+        return counts.get("write_parsed", 0) / counts["write_calls"]
+    return None
+
+
+def ask_validity(counts: dict[str, int]) -> float | None:
+    """The share of the loop's ask-model calls that parsed; None where the agent does not ask."""
+    calls = counts.get("ask_calls", 0)
+    return 1 - counts.get("ask_malformed", 0) / calls if calls else None
+
+
 def writing_summary(reads: list[dict[str, Any]]) -> dict[str, Any]:
     """Pooled write counts, supersession against the gold updates (precision, recall) where the
     agent keeps a memory, the share of the model's lines that parsed and named only shown ids
@@ -304,7 +323,6 @@ def writing_summary(reads: list[dict[str, Any]]) -> dict[str, Any]:
     for r in reads:
         for k, v in r["counts"].items():
             counts[k] = counts.get(k, 0) + int(v)
-    lines = counts.get("lines", 0)
     sup = [r["supersession"] for r in reads if r.get("supersession")]
     pooled = {k: sum(s[k] for s in sup) for k in ("correct", "predicted", "gold")}
     return {"counts": counts,
@@ -313,6 +331,7 @@ def writing_summary(reads: list[dict[str, Any]]) -> dict[str, Any]:
                                            if pooled["predicted"] else None),
                              "recall": pooled["correct"] / pooled["gold"] if pooled["gold"]
                              else None} if sup else None,
-            "validity": counts.get("valid_lines", 0) / lines if lines else None,
+            "validity": write_validity(counts),
+            "ask_validity": ask_validity(counts),
             "seconds_per_turn": (sum(r["seconds_per_turn"] for r in reads) / len(reads)
                                  if reads else None)}

@@ -27,7 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from mags_lib.errors import MagsError
-from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
+from mags_lib.evaluation.conversation_qa import (
+    ConversationEvalConfig,
+    ask_validity,
+    run_conversation_eval,
+    write_validity,
+)
 
 
 @dataclass
@@ -233,6 +238,11 @@ def _ci(entry: dict[str, Any], key: str) -> str:
         entry.get(key))
 
 
+def _validity(counts: dict[str, int]) -> str:
+    write, ask = write_validity(counts), ask_validity(counts)
+    return _f(write) if ask is None else f"{_f(write)} / {_f(ask)}"
+
+
 def study_markdown(result: dict[str, Any]) -> str:
     """The study's tables: evidence recall, supersession, QA per agent, per source."""
     out = [f"Every agent answers with {result['reader']}."] if result.get("reader") else []
@@ -255,7 +265,7 @@ def study_markdown(result: dict[str, Any]) -> str:
                 out.append(f"| {how} | {_f(s['precision'])} | {_f(s['recall'])} | {s['gold']} |")
         out.append("\n| agent | F1 (95% CI) | EM | evidence@5 | evidence@10 | abstains when "
                    "unanswerable | abstains when answerable | current | stale | earlier | "
-                   "memory items | supersession P / R | write validity |\n"
+                   "memory items | supersession P / R | write / ask validity |\n"
                    "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for name, s in part["qa"]["summary"].items():
             p = s.get("persona") or {}
@@ -268,7 +278,7 @@ def study_markdown(result: dict[str, Any]) -> str:
                        f"{_f(p.get('stale_rate'))} | {_f(p.get('earlier_accuracy'))} | "
                        f"{_f(s.get('memory_size_mean'), 0)} | "
                        f"{_f(sup.get('precision'))} / {_f(sup.get('recall'))} | "
-                       f"{_f((s.get('writing') or {}).get('validity'))} |")
+                       f"{_validity((s.get('writing') or {}).get('counts') or {})} |")
         out.append("")
     if result.get("left_out"):
         out.append(f"Left out: {', '.join(result['left_out']['agents'])} "
