@@ -75,3 +75,17 @@ def test_the_reader_is_named_and_auto_falls_back_to_the_base_model(tmp_path, mon
         cs.reader_model(str(tmp_path / "missing.gguf"))
     text = study_markdown({"reader": note})
     assert text.startswith("Every agent answers with the embedded base model")
+
+
+def test_prompted_baselines_write_with_the_base_model_not_the_trained_reader(monkeypatch):
+    import mags_lib.llm
+    from mags_lib.evaluation.conversation_study import prompted_role
+
+    reader = object()
+    assert prompted_role(["bare", "static_rag", "mags"], "x.gguf", reader) == {}
+    assert prompted_role(["mem0"], "embedded", reader) == {"prompted": reader}
+    loaded = []
+    monkeypatch.setattr(mags_lib.llm, "load_llm", lambda model: loaded.append(model) or model)
+    assert prompted_role(["bare", "mem0"], "models/gguf/answer-grpo-q8_0.gguf", reader) == {
+        "prompted": "embedded"}
+    assert loaded == ["embedded"]

@@ -54,7 +54,7 @@ def main() -> None:
     from mags_lib.embed import MemoEmbedder, default_embedder
     from mags_lib.errors import MagsError
     from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
-    from mags_lib.evaluation.conversation_study import reader_model, role_models
+    from mags_lib.evaluation.conversation_study import prompted_role, reader_model, role_models
     from mags_lib.llm import load_llm
     from mags_lib.tasks.registry import get_task
 
@@ -89,20 +89,15 @@ def main() -> None:
                                  loop=loop)
     llm = load_llm(model=reader)
     out = run_conversation_eval(convs, llm, cfg, embedder=MemoEmbedder(default_embedder()),
-                                roles=roles,
+                                roles={**roles, **prompted_role(args.agents, reader, llm)},
                                 progress=lambda s: print(s, file=sys.stderr, flush=True))
     out["source"], out["split"], out["reader"] = args.task, args.split, reader_note
     if args.judge and args.task == "persona":
-        from mags_lib.evaluation.role_judge import judge_ask, judge_write
+        from mags_lib.evaluation.role_judge import judge_roles, judged_text
         from mags_lib.synth.conversation_rows import persona_judge_rows
 
-        rows = persona_judge_rows(args.split, args.n)
-        out["judged"] = {"write": judge_write(roles["write"], rows["write"]),
-                         "ask": judge_ask(roles["ask"], rows["ask"], k=3)}
-        for role, report in out["judged"].items():
-            print(role, json.dumps({k: v for k, v in report.items() if k != "samples"}))
-            for sample in report["samples"]:
-                print("   ", json.dumps(sample))
+        out["judged"] = judge_roles(roles, persona_judge_rows(args.split, args.n))
+        print(judged_text(out["judged"]))
     Path(args.out).write_text(json.dumps(out, indent=1))
     for name, s in out["summary"].items():
         print(name, json.dumps(s))

@@ -105,6 +105,22 @@ def role_models(models: dict[str, str]) -> tuple[dict[str, Any], str | None]:
     return roles, None
 
 
+PROMPTED_BASELINES = ("mem0", "mags_prompted")
+
+
+def prompted_role(agents: list[str], reader: str, llm: Any) -> dict[str, Any]:
+    """{"prompted": the embedded base model} where a prompted baseline (`mem0`,
+    `mags_prompted`) is among `agents`, else {}. They are the base model prompted with examples,
+    never the trained reader: that model answers `<answer>...</answer>` whatever it is asked,
+    so as `mem0`'s writer it wrote 6 parsable lines of 408 on the persona test set. `llm` is
+    reused where the reader (`reader`, an LLMConfig.model) is the base model."""
+    if not any(a in PROMPTED_BASELINES for a in agents):
+        return {}
+    from mags_lib.llm import load_llm
+
+    return {"prompted": llm if reader == "embedded" else load_llm(model="embedded")}
+
+
 def reader_model(spec: str) -> tuple[str, str]:
     """(LLMConfig.model, what it is) of the answer model every agent shares: `spec` 'auto' is
     notebook 04's GGUF of the selected answer stage where there is one, else the embedded base
@@ -198,6 +214,7 @@ def run_conversation_study(cfg: ConversationStudyConfig,
     agents = [a for a in run.agents if roles or not a.startswith("mags") or a == "mags_prompted"]
     locomo_agents = [a for a in run.locomo_agents
                      if roles or not a.startswith("mags") or a == "mags_prompted"]
+    roles = {**roles, **prompted_role([*agents, *locomo_agents], reader, llm)}
     qa_cfg = ConversationEvalConfig(agents=agents, k=run.k,
                                     max_questions=run.persona_questions)
     result: dict[str, Any] = {"config": asdict(run), "reader": reader_note, "persona": {
