@@ -338,7 +338,7 @@ def test_splits_section(root: Path) -> str:
     if w:
         out += ["", f"The write model alone on {w['n']} persona test turns, as in play: op accuracy "
                 f"{_f(w['op_accuracy'])}, confusion (gold -> chosen) "
-                f"`{json.dumps(w['op_confusion'])}`, facts dropped {w['dropped']}."]
+                f"`{json.dumps(w['op_confusion'])}`, facts dropped {_f(w['dropped'])}."]
     a = (m.get("judged") or {}).get("ask")
     if a:
         out += [f"The ask model alone on {a['n']} persona test questions: hit@3 {_f(a['hit'])}."]

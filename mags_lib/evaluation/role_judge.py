@@ -112,7 +112,7 @@ def judged_text(judged: dict[str, Any], samples: bool = True) -> str:
     w, a = judged.get("write"), judged.get("ask")
     if w:
         lines += [f"write: {w['n']} turns, op accuracy {_f(w['op_accuracy'])}, facts dropped "
-                  f"{w['dropped']}, fact text exact {w['fact_exact']}, F1 {_f(w['f1'])}",
+                  f"{_f(w['dropped'])}, fact text exact {_f(w['fact_exact'])}, F1 {_f(w['f1'])}",
                   "op confusion (gold -> chosen): " + json.dumps(w["op_confusion"])]
     if a:
         lines.append(f"ask: {a['n']} questions, hit@{a.get('k', 3)} {_f(a['hit'])} "
