@@ -16,6 +16,7 @@ SYNTH_DATA_DIR = DATA_DIR / "synth"
 MODELS_DIR = PROJ_ROOT / "models"
 BASE_MODELS_DIR = MODELS_DIR / "base"
 GGUF_DIR = MODELS_DIR / "gguf"  # exported GGUF files (notebook 04)
+TRANSFER_MODELS_DIR = MODELS_DIR / "transfer"  # one-sided write models (notebook 14)
 SEED_MODELS_DIR = MODELS_DIR / "seeds"  # GRPO models of other seeds (notebook 07), not exported
 CHAT_DIR = DATA_DIR / "chat"  # the chat's persistent memory (python -m mags_lib chat)
 RESULTS_DIR = PROJ_ROOT / "results"

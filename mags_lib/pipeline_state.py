@@ -55,6 +55,7 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
     "11": ("01", "02", "04"),  # models/ask-sft, data/synth/ask, models/gguf
     "12": ("04",),  # 04's answer, ask and write GGUFs; LoCoMo (outside the chain)
     "13": ("04",),  # the same, on the test splits
+    "14": ("01", "03", "04"),  # data/synth/write, 03's recipe, 04's write GGUF
 }
 
 # What each notebook leaves outside results/ (globs under the project root); one that matches
@@ -67,6 +68,7 @@ ARTEFACTS: dict[str, tuple[str, ...]] = {
     "04": ("models/gguf/*.gguf",),
     "08": ("models/objectives/write-*",),
     "11": ("models/objectives/ask-*",),
+    "14": ("models/transfer/*/write-transfer.json",),
 }
 
 # Small committed files a notebook reads, hashed by content.

@@ -385,6 +385,39 @@ def test_headline(root: Path) -> str | None:
             f"{len(judged)} (`reports/RESULTS.md`).")
 
 
+TRANSFER_LEAD = "Transfer matrix"
+
+
+def transfer_section(root: Path) -> str:
+    """Notebook 14: the write skill trained on one side or the mix, judged on every task."""
+    from mags_lib.evaluation.transfer import transfer_markdown
+
+    m = _load(root / "14_transfer_matrix" / "metrics.json")
+    if not m or not m.get("matrix"):
+        return _missing("notebook 14 results", "python -m mags_lib.pipeline --only 14")
+    out = ["_SMOKE run_", ""] if m.get("smoke") else []
+    out.append(transfer_markdown(m["matrix"], m.get("trained_on")))
+    for side, t in (m.get("training") or {}).items():
+        n = ((t.get("data") or {}).get("n") or {}).get("train")
+        out.append(f"- `{side}`: sources {', '.join(t.get('sources') or [])}, {n} train rows, "
+                   f"stage {t.get('stage')}{' (reused)' if t.get('reused') else ''}.")
+    return "\n".join(out)
+
+
+def transfer_headline(root: Path) -> str | None:
+    """The README's line: each write model's op accuracy on each task's held-out text."""
+    m = _load(root / "14_transfer_matrix" / "metrics.json") or {}
+    matrix = m.get("matrix") or {}
+    if not matrix.get("cells"):
+        return None
+    names = m.get("trained_on") or {}
+    parts = [f"{names.get(w, w)}: " + ", ".join(f"{s} {_f(c['op_accuracy'])}"
+                                                 for s, c in by_surface.items())
+             for w, by_surface in matrix["cells"].items()]
+    return (f"{TRANSFER_LEAD} (notebook 14, the write model alone, op accuracy"
+            f"{', SMOKE run' if m.get('smoke') else ''}): " + "; ".join(parts) + ".")
+
+
 def export_section(root: Path) -> str:
     m = _load(root / "04_export_gguf" / "metrics.json")
     if not m:
@@ -566,7 +599,7 @@ def readme_headline(root: Path) -> str:
                   f"{pooled[0]['n_seeds']}{', SMOKE run' if tw.get('smoke') else ''}): "
                   + ", ".join(f"`{r['agent']}`{' (ceiling)' if r['agent'] == 'oracle' else ''}"
                               f" {r['wins']}" for r in pooled) + "."]
-    for line in (conversations_headline(root), test_headline(root)):
+    for line in (conversations_headline(root), test_headline(root), transfer_headline(root)):
         if line:
             lines += ["", line]
     lines += ["", REPORT_POINTER + " (both surfaces, ablations, training, export, dynamics, "
@@ -588,7 +621,8 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
     if keep and _is_missing(body) and "|" in old:  # no notebook 06 here: the old block stays,
         lines = old.strip("\n").split("\n")      # with notebooks 12's and 13's lines updated
         for lead, line in ((CONVERSATIONS_LEAD, conversations_headline(root)),
-                           (TEST_LEAD, test_headline(root))):
+                           (TEST_LEAD, test_headline(root)),
+                           (TRANSFER_LEAD, transfer_headline(root))):
             if not line:
                 continue
             at = next((i for i, ln in enumerate(lines) if ln.startswith(lead)), None)
@@ -601,7 +635,7 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
         return True
     if keep and MECHANISMS_LEAD not in body and MECHANISMS_LEAD in old:
         kept = MECHANISMS_LEAD + old.split(MECHANISMS_LEAD, 1)[1].split(REPORT_POINTER, 1)[0]
-        for lead in (CONVERSATIONS_LEAD, TEST_LEAD):  # lines regenerated: not kept twice
+        for lead in (CONVERSATIONS_LEAD, TEST_LEAD, TRANSFER_LEAD):  # regenerated lines
             if lead in body:
                 kept = "\n".join(ln for ln in kept.split("\n") if not ln.startswith(lead))
         kept = kept.rstrip()
@@ -628,6 +662,7 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("TextWorld (10)", textworld_section),
             ("Conversations (12)", conversations_section),
             ("Test splits (13)", test_splits_section),
+            ("Transfer matrix (14)", transfer_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))
 
 

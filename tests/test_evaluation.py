@@ -25,6 +25,7 @@ from mags_lib.evaluation import (
 from mags_lib.evaluation.metrics import ablation_markdown, oracle_vs_bare, stale_recall_rate
 from mags_lib.game import GameConfig
 from mags_lib.game.rule_reader import RuleReaderLLM
+from mags_lib.llm import LLMConfig
 
 SHORT = GameConfig(episode_length=50, drift_every=12)
 
@@ -311,3 +312,21 @@ def test_an_unreachable_role_server_names_the_backend_and_keeps_finished_games(t
     assert "'mags'" in message and "cannot reach the LLM server at http://127.0.0.1:9/v1" in message
     assert "start the server" in message
     assert [(r["agent"], r["seed"]) for r in read_jsonl(tmp_path / "games.jsonl")] == [("bare", 0)]
+
+
+def test_the_prompted_baselines_get_the_base_model_never_the_decision_model(monkeypatch):
+    """`mem0` and `mags_prompted` write with `prompted_model` (the untrained base model); the
+    game runner once gave it to `mags_prompted` only, so `mem0` wrote with the decision model."""
+    import mags_lib.llm as llm_module
+    from mags_lib.evaluation.runner import load_role_llms
+
+    loaded = []
+    monkeypatch.setattr(llm_module, "load_llm", lambda cfg: loaded.append(cfg.model) or cfg.model)
+    for agents in (["bare", "mem0"], ["mags_prompted"]):
+        loaded.clear()
+        cfg = EvalConfig(agents=agents, llm=LLMConfig(model="models/gguf/answer.gguf"))
+        assert load_role_llms(cfg) == {"prompted": "embedded"} and loaded == ["embedded"]
+    assert load_role_llms(EvalConfig(agents=["bare", "static_rag"])) == {}
+    ids = {a: EvalConfig(agents=["bare", a]).config_id() for a in ("mem0", "static_rag")}
+    assert EvalConfig(agents=["bare", "mem0"], prompted_model="other.gguf").config_id() \
+        != ids["mem0"], "the prompted model is part of a run's identity"

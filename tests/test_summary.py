@@ -446,3 +446,42 @@ def test_the_conversation_targets_are_judged_from_the_numbers_and_none_where_mis
     assert all(e["met"] is None for e in t["mags_episodic"].values())
     assert t["write_op_accuracy"]["met"] is False
     assert conversation_targets({}, ("mags",))["write_op_accuracy"]["value"] is None
+
+
+def test_the_transfer_matrix_reaches_the_report_and_the_readme_block(tmp_path):
+    from mags_lib.summary import (
+        README_END,
+        README_START,
+        transfer_headline,
+        transfer_section,
+        update_readme,
+    )
+
+    assert "--only 14" in transfer_section(tmp_path) and transfer_headline(tmp_path) is None
+    cell = {"n": 10, "op_accuracy": 0.8, "op_ci95": [0.7, 0.9], "dropped": 0.1, "f1": 0.75,
+            "op_confusion": {"add": {"add": 4, "none": 1}, "none": {"none": 4}, "update": {
+                "add": 1}}}
+    matrix = {"surfaces": {"game": 10, "persona": 10}, "skipped": ["LoCoMo test"],
+              "reference": "mix", "cells": {w: {"game": cell, "persona": {
+                  **cell, "op_accuracy": 0.5 if w == "game" else 0.8}} for w in ("mix", "game")},
+              "differences": {"game": {"game": {"difference": 0.0, "ci95": [-0.1, 0.1]},
+                                       "persona": {"difference": -0.3, "ci95": [-0.4, -0.2]}}}}
+    (tmp_path / "14_transfer_matrix").mkdir()
+    (tmp_path / "14_transfer_matrix" / "metrics.json").write_text(json.dumps({
+        "smoke": False, "matrix": matrix, "trained_on": {"mix": "mix", "game": "game only"},
+        "training": {"game": {"sources": ["game"], "stage": "grpo", "reused": True,
+                              "data": {"n": {"train": 1398}}}}}))
+    section = transfer_section(tmp_path)
+    assert "| game only | 0.800 [0.70, 0.90] | 0.500 [0.70, 0.90] |" in section
+    assert "| game only | +0.000 [-0.10, 0.10] | -0.300 [-0.40, -0.20] |" in section
+    assert "update: add 1" in section and "Not judged (no rows): LoCoMo test" in section
+    assert "- `game`: sources game, 1398 train rows, stage grpo (reused)." in section
+    line = transfer_headline(tmp_path)
+    assert line == ("Transfer matrix (notebook 14, the write model alone, op accuracy): mix: "
+                    "game 0.800, persona 0.800; game only: game 0.800, persona 0.500.")
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n" + README_START + "\n| agent | acc |\n|---|---|\n\n"
+                      "Every table: `reports/RESULTS.md`.\n\n" + README_END + "\n")
+    for _ in range(2):
+        assert update_readme(readme, tmp_path, keep=True)
+    assert readme.read_text().count("Transfer matrix (notebook 14") == 1

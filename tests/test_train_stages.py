@@ -171,6 +171,26 @@ def test_source_repeats_weigh_a_source_up_in_train_only_and_reject_unknown_sourc
         RoleTrainConfig(role="write", source_repeats={"game": 0})
 
 
+def test_sources_keep_one_sides_rows_in_every_split_and_refuse_what_is_not_there(tmp_path):
+    rows = tiny_rows("write", 6, 0)
+    for r in rows[:2]:
+        r["gold"]["source"] = "persona"
+    for split in ("train", "val", "test"):
+        write_jsonl(tmp_path / "write" / f"{split}.jsonl", rows)
+    cfg = RoleTrainConfig(role="write", data_dir=str(tmp_path), sources=["persona"])
+    got = load_role_data(cfg)[0]
+    assert {s: [r["gold"].get("source") for r in got[s]] for s in got} == {
+        s: ["persona", "persona"] for s in ("train", "val", "test")}
+    game = load_role_data(replace(cfg, sources=["game"]))[0]
+    assert len(game["train"]) == 4 and all("source" not in r["gold"] for r in game["val"])
+    with pytest.raises(MagsError, match="no train or val rows of sources"):
+        load_role_data(replace(cfg, sources=["locomo"]))
+    with pytest.raises(MagsError, match="no known source"):
+        RoleTrainConfig(role="write", sources=["gam"])
+    with pytest.raises(MagsError, match="no known source"):
+        RoleTrainConfig(role="write", sources=[])
+
+
 # ----- report, figure, router, CLI -----------------------------------------------------------
 
 
@@ -265,6 +285,8 @@ def test_cli_builds_the_config_the_notebooks_build():
     assert default.base_eval_rows is None
     weighted = build_config(argparse.Namespace(**{**vars(args), "source_repeats": [("game", 2)]}))
     assert weighted.source_repeats == {"game": 2}
+    one_side = build_config(argparse.Namespace(**{**vars(args), "sources": ["game"]}))
+    assert one_side.sources == ["game"] and default.sources is None
     with pytest.raises(SystemExit):
         main(["--role", "poetry"])
     with pytest.raises(SystemExit):

@@ -61,6 +61,9 @@ that measures what the trained writer adds; and `mags_episodic`, the write model
 every information turn kept as it came in the episodic block, the question itself recalled
 beside the ask model's queries (LoopConfig.keep_turns, recall_observation)."""
 LOOP_AGENTS: tuple[str, ...] = (*TRAINED_LOOP_AGENTS, "mags_prompted")
+PROMPTED_AGENTS: tuple[str, ...] = ("mem0", "mags_prompted")
+"""Agents whose memory the untrained base model writes, prompted with examples: callers pass
+it as `roles["prompted"]` (the evaluation runners load it), never the trained answer model."""
 AGENT_NAMES: tuple[str, ...] = ("bare", "full_context", "static_rag", "static_rag_bm25",
                                 "mem0", *LOOP_AGENTS, *ABLATIONS, "oracle")
 UPPER_BOUNDS: tuple[str, ...] = (*ABLATIONS, "oracle")

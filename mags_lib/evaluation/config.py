@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mags_lib.agents.registry import TRAINED_LOOP_AGENTS
+from mags_lib.agents.registry import PROMPTED_AGENTS, TRAINED_LOOP_AGENTS
 from mags_lib.errors import MagsError
 from mags_lib.game import GameConfig
 from mags_lib.llm import LLMConfig
@@ -73,7 +73,8 @@ class EvalConfig:
                 "of the role's selected stage, models/gguf/<role>-<stage>-q8_0.gguf), a .gguf "
                 "path, 'embedded', or one file for both roles"})
     prompted_model: str = field(default="embedded", metadata={
-        "help": "mags_prompted's ask and write model: the untrained base model ('embedded', "
+        "help": "the model mags_prompted (ask and write) and mem0 (write) prompt: the untrained "
+                "base model ('embedded', "
                 "a .gguf, or a served model with llm.backend='openai')"})
     role_n_ctx: int = field(default=1024, metadata={
         "help": "context window of the ask / write models (prompts are under 400 tokens)"})
@@ -191,7 +192,7 @@ class EvalConfig:
         blob = json.dumps({"game": game, "k": self.k, "prompt_format": self.prompt_format,
                            "roles": roles, "loop": self.loop,
                            **({"prompted": self.prompted_model}
-                              if "mags_prompted" in self.agents else {}),
+                              if any(a in PROMPTED_AGENTS for a in self.agents) else {}),
                            "llm": llm, "context_window": self.context_window,
                            "embedder": self.embedder, "memory": self.memory,
                            "remember_questions": self.remember_questions,

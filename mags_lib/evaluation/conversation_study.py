@@ -105,16 +105,15 @@ def role_models(models: dict[str, str]) -> tuple[dict[str, Any], str | None]:
     return roles, None
 
 
-PROMPTED_BASELINES = ("mem0", "mags_prompted")
-
-
 def prompted_role(agents: list[str], reader: str, llm: Any) -> dict[str, Any]:
     """{"prompted": the embedded base model} where a prompted baseline (`mem0`,
     `mags_prompted`) is among `agents`, else {}. They are the base model prompted with examples,
     never the trained reader: that model answers `<answer>...</answer>` whatever it is asked,
     so as `mem0`'s writer it wrote 6 parsable lines of 408 on the persona test set. `llm` is
     reused where the reader (`reader`, an LLMConfig.model) is the base model."""
-    if not any(a in PROMPTED_BASELINES for a in agents):
+    from mags_lib.agents.registry import PROMPTED_AGENTS
+
+    if not any(a in PROMPTED_AGENTS for a in agents):
         return {}
     from mags_lib.llm import load_llm
 

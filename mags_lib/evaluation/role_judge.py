@@ -44,11 +44,14 @@ def _samples(rows: list[dict], texts: list[str], key: str) -> list[dict[str, Any
              "output": texts[i]} for i in range(0, len(rows), step)][:SAMPLES]
 
 
-def judge_write(llm: Any, rows: list[dict], max_tokens: int = 96) -> dict[str, Any]:
+def judge_write(llm: Any, rows: list[dict], max_tokens: int = 96, per_row: bool = False
+                ) -> dict[str, Any]:
     """The write model's outputs on `rows`, scored: op accuracy and confusion, facts dropped,
-    fact text exact, mean engram F1, parse rate, seconds a row, and raw samples."""
+    fact text exact, mean engram F1, parse rate, seconds a row, and raw samples. `per_row`:
+    also "ops", each row's gold and chosen op (for intervals and paired comparisons)."""
     from mags_lib.actions import parse_actions
     from mags_lib.agents.loop import ENGRAM_CLOSE
+    from mags_lib.objectives.completions import chosen_op
     from mags_lib.objectives.rewards import engram_reward
     from mags_lib.objectives.write_metrics import fact_exact, op_confusion
 
@@ -63,7 +66,9 @@ def judge_write(llm: Any, rows: list[dict], max_tokens: int = 96) -> dict[str, A
             "parsed": mean(float(parse_actions(t, kind="engram").complete) for t in texts)
             if texts else None,
             "seconds_p50": sorted(seconds)[len(seconds) // 2] if seconds else None,
-            "samples": _samples(rows, texts, "ops")}
+            "samples": _samples(rows, texts, "ops"),
+            **({"ops": [{"gold": g.get("op"), "chosen": chosen_op(t)}
+                        for g, t in zip(golds, texts, strict=True)]} if per_row else {})}
 
 
 def judge_ask(llm: Any, rows: list[dict], k: int = 3, max_tokens: int = 96) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mags_lib.agents.registry import TRAINED_LOOP_AGENTS
+from mags_lib.agents.registry import PROMPTED_AGENTS, TRAINED_LOOP_AGENTS
 from mags_lib.atomic import write_text
 from mags_lib.errors import MagsError
 from mags_lib.evaluation.config import EvalConfig
@@ -259,14 +259,15 @@ def _start_file(path: Path, config_id: str, resume: bool) -> list[GameRecord]:
 
 def load_role_llms(cfg: EvalConfig) -> dict[str, Any]:
     """The closed loop's ask and write LLMs as `cfg.models` names them (see
-    `EvalConfig.role_model_paths`) when `mags` plays, and `mags_prompted`'s base model when it
-    plays; one file named twice is loaded once."""
+    `EvalConfig.role_model_paths`) when `mags` plays, and the base model that `mags_prompted`
+    and `mem0` prompt when either plays (never the decision model, which may be the trained
+    answer model); one file named twice is loaded once."""
     from mags_lib.llm import load_llm
 
     loaded: dict[str, Any] = {}
     wanted = (cfg.role_model_paths() if any(a in TRAINED_LOOP_AGENTS for a in cfg.agents)
               else {})
-    if "mags_prompted" in cfg.agents:
+    if any(a in PROMPTED_AGENTS for a in cfg.agents):
         wanted["prompted"] = cfg.prompted_model
     roles = {}
     for role, path in wanted.items():

@@ -169,6 +169,10 @@ def write_jsonl(path: str | Path, rows: list[dict]) -> Path:
                                     for row in rows))
 
 
+ROW_SOURCES: tuple[str, ...] = ("game", "persona", "locomo")
+"""What rows are made from: the senseless game, a person's facts, LoCoMo's conversations."""
+
+
 def row_source(row: dict) -> str:
     """What a row was made from: its gold's `source` ('persona', 'locomo'), else 'game'.
 

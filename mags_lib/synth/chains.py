@@ -44,6 +44,7 @@ from typing import Any
 
 from mags_lib.actions import EngramAdd, EngramUpdate, format_actions
 from mags_lib.agents.prompt import chat_messages, completion_prompt
+from mags_lib.errors import MagsError
 from mags_lib.game import (
     Episode,
     GameConfig,
@@ -404,21 +405,25 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
 
 
 def heldout_write_rows(seeds: list[int], cfg: SynthConfig, n_per_op: int,
-                       seed: int = 0) -> list[dict[str, Any]]:
+                       seed: int = 0, phrasings: str = "heldout") -> list[dict[str, Any]]:
     """Write rows for *judging* a write model on text it was not trained on: the games of
     `seeds` on the varied surface in the **held-out** phrasings (never in a dataset: these rows
     are built where they are judged and never saved under data/), each with the closed loop's
     own write messages (`play_write_messages`: the observation and the memory lines shown);
-    up to `n_per_op` rows per gold op (add / update / none), drawn with `seed`."""
+    up to `n_per_op` rows per gold op (add / update / none), drawn with `seed`.
+    `phrasings="test"`: the game's test bank instead (notebooks 13 and 14)."""
+    if phrasings == "train":
+        raise MagsError("heldout_write_rows judges text the writer never trained on",
+                        "use phrasings='heldout' (the development bank) or 'test'")
     from mags_lib.agents.role_prompts import play_write_messages
 
     by_op: dict[str, list[dict]] = {}
     for i, game_seed in enumerate(seeds):
-        gc = replace(game_config(cfg, game_seed, i), surface="varied", phrasings="heldout")
+        gc = replace(game_config(cfg, game_seed, i), surface="varied", phrasings=phrasings)
         for row in episode_rows(generate_episode(gc), cfg)[0]["write"]:
             g = row["gold"]
             row["prompt"] = play_write_messages(g["observation"], g["memory_shown"])
-            row["gold"] = {**g, "phrasings": "heldout"}
+            row["gold"] = {**g, "phrasings": phrasings}
             by_op.setdefault(g["op"], []).append(row)
     rng = random.Random(f"heldout-write:{seed}")
     out = []

@@ -15,11 +15,12 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from mags_lib.errors import MagsError
+from mags_lib.objectives.data import ROW_SOURCES
 
 SPLITS: tuple[str, ...] = ("train", "val", "test")
 EXPANDABLE: tuple[str, ...] = ("ask", "write", "answer")
 MODES: tuple[str, ...] = ("completion", "observation")
-SOURCES: tuple[str, ...] = ("game", "persona", "locomo")
+SOURCES: tuple[str, ...] = ROW_SOURCES
 
 
 @dataclass

@@ -362,3 +362,28 @@ def persona_judge_rows(split: str, n: int, cfg: Any = None, offset: int = 0
         out["write"] += write_rows(conv, rng, cfg, source="persona", seed=seed)
         out["ask"] += ask_rows(conv, rng, cfg, source="persona", seed=seed)
     return {task: as_in_play(rows) for task, rows in out.items()}
+
+
+def locomo_judge_rows(split: str, n: int | None, turns: int, cfg: Any = None,
+                      path: str | None = None) -> list[dict]:
+    """Write rows of LoCoMo's conversations of `split` ('train', 'dev' or 'test'; the first
+    `n`, all when None), prompted as in play: each conversation's rows in order of its turns,
+    then a seeded sample of `turns` of them (all when fewer). The gold op is `add` where the
+    turn carries a session observation, else `none`. For judging trained models, never for a
+    dataset; [] where the LoCoMo file is absent (the caller says so)."""
+    from mags_lib.synth.config import SynthConfig
+    from mags_lib.tasks.registry import get_task
+
+    locomo = get_task("locomo", path=path)
+    if not locomo.available():
+        return []
+    cfg = cfg or SynthConfig()
+    out: list[dict] = []
+    for conv in locomo.episodes(split, n):
+        seed = int(conv.sample_id.rsplit("-", 1)[-1])
+        rng = random.Random(f"judge:{conv.sample_id}")
+        rows = write_rows(conv, rng, cfg, source="locomo", seed=seed)
+        keep = sorted(random.Random(f"judge-sample:{conv.sample_id}").sample(
+            range(len(rows)), min(turns, len(rows))))
+        out += [rows[i] for i in keep]
+    return as_in_play(out)

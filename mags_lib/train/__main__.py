@@ -43,6 +43,7 @@ def build_config(args: argparse.Namespace) -> RoleTrainConfig:
                           data_dir=args.data_dir, models_dir=args.models_dir,
                           eval_test=not args.no_test,
                           source_repeats=dict(getattr(args, "source_repeats", None) or []),
+                          sources=getattr(args, "sources", None),
                           **sizes)
     cfg = cfg.with_steps(args.sft_steps, args.grpo_steps)
     sft, grpo = cfg.sft, cfg.grpo
@@ -70,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--models-dir", default=None, help="default: models/")
     ap.add_argument("--source-repeats", nargs="*", type=_source_repeat, metavar="SOURCE=N",
                     help="train rows of SOURCE (game, persona, locomo) seen N times, e.g. game=2")
+    ap.add_argument("--sources", nargs="+", default=None, metavar="SOURCE",
+                    help="train and judge on these sources' rows only (game, persona, locomo); "
+                         "default: all (the mixed models)")
     ap.add_argument("--no-unsloth", action="store_true", help="PEFT even on a CUDA GPU")
     ap.add_argument("--out", default=None, help="also save table, curves, report here")
     args = ap.parse_args(argv)

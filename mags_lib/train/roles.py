@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mags_lib.errors import MagsError
+from mags_lib.objectives.data import ROW_SOURCES
 from mags_lib.paths import MODELS_DIR, SYNTH_DATA_DIR
 from mags_lib.train.config import GRPOStageConfig, SFTStageConfig
 
@@ -157,6 +158,10 @@ class RoleTrainConfig:
         "help": "train rows of a source ('game', 'persona', 'locomo') repeated this many times "
                 "before the shuffle (1 where unnamed), to weigh one task up in a mixture; val "
                 "and test rows are never repeated"})
+    sources: list[str] | None = field(default=None, metadata={
+        "help": "keep only the rows of these sources ('game', 'persona', 'locomo'), in every "
+                "split; None = all of them (the mixed models). The transfer matrix trains one "
+                "side at a time: ['game'], or ['persona', 'locomo']"})
     eval_rows: int = field(default=40, metadata={
         "help": "held-out (val) rows per task judged by generation at each stage; the same "
                 "rows for SFT and GRPO, and for base unless `base_eval_rows` cuts them"})
@@ -190,6 +195,10 @@ class RoleTrainConfig:
         if bad:
             raise MagsError(f"source_repeats {bad} are not whole numbers >= 1",
                             "give each named source a repeat count of 1 or more")
+        if self.sources is not None and (not self.sources or not set(self.sources) <= set(ROW_SOURCES)):
+            raise MagsError(f"sources {self.sources!r} name no known source",
+                            f"give a non-empty list of {', '.join(ROW_SOURCES)}, or None "
+                            "for all")
         if self.eval_max_tokens is None:
             self.eval_max_tokens = ROLE_RECIPES[self.role].eval_tokens
 

@@ -46,7 +46,8 @@ SPLITS: tuple[str, ...] = ("train", "val", "test")
 def load_role_data(cfg: RoleTrainConfig) -> tuple[dict[str, list[dict]], dict[str, Any]]:
     """The role's rows by split ({"train", "val", "test"}) and a skip report per file.
 
-    Train and val must exist for every task of the role; test is optional. Train rows are
+    Train and val must exist for every task of the role; test is optional. `cfg.sources`
+    keeps the rows of those sources only (every split). Train rows are
     repeated by source (`cfg.source_repeats`) and shuffled with the seed (so `max_train_rows`
     takes a fair sample and mixed tasks interleave); val and test keep their order, so every
     stage is judged on the same rows.
@@ -71,8 +72,16 @@ def load_role_data(cfg: RoleTrainConfig) -> tuple[dict[str, list[dict]], dict[st
             if not got and split != "test":
                 raise MagsError(f"{path} holds no valid {task} rows ({report})",
                                 "re-run notebook 01, or fix the rows the report names")
+            if cfg.sources is not None:
+                got = [r for r in got if row_source(r) in cfg.sources]
             rows[split] += got
             skips[f"{task}/{split}"] = report.to_dict()
+    empty = [s for s in ("train", "val") if not rows[s]]
+    if empty:
+        raise MagsError(f"no {' or '.join(empty)} rows of sources {cfg.sources} for role "
+                        f"{cfg.role!r} in {cfg.data_root}",
+                        "synthesise rows of those sources (notebook 01, SynthConfig.sources; "
+                        "LoCoMo rows need the LoCoMo file), or name other sources")
     rows["train"] = repeat_by_source(rows["train"], cfg.source_repeats)
     random.Random(cfg.seed).shuffle(rows["train"])
     return rows, skips
