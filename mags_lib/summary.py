@@ -411,10 +411,11 @@ def transfer_headline(root: Path) -> str | None:
     if not matrix.get("cells"):
         return None
     names = m.get("trained_on") or {}
-    parts = [f"{names.get(w, w)}: " + ", ".join(f"{s} {_f(c['op_accuracy'])}"
-                                                 for s, c in by_surface.items())
+    parts = [f"{names.get(w, w)}: " + ", ".join(
+        f"{s} {_f(c['op_accuracy'])} (bal. {_f(c.get('op_balanced'))})"
+        for s, c in by_surface.items())
              for w, by_surface in matrix["cells"].items()]
-    return (f"{TRANSFER_LEAD} (notebook 14, the write model alone, op accuracy"
+    return (f"{TRANSFER_LEAD} (notebook 14, the write model alone, op accuracy and balanced"
             f"{', SMOKE run' if m.get('smoke') else ''}): " + "; ".join(parts) + ".")
 
 

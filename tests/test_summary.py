@@ -459,6 +459,7 @@ def test_the_transfer_matrix_reaches_the_report_and_the_readme_block(tmp_path):
 
     assert "--only 14" in transfer_section(tmp_path) and transfer_headline(tmp_path) is None
     cell = {"n": 10, "op_accuracy": 0.8, "op_ci95": [0.7, 0.9], "dropped": 0.1, "f1": 0.75,
+            "op_balanced": 0.6,
             "op_confusion": {"add": {"add": 4, "none": 1}, "none": {"none": 4}, "update": {
                 "add": 1}}}
     matrix = {"surfaces": {"game": 10, "persona": 10}, "skipped": ["LoCoMo test"],
@@ -472,13 +473,15 @@ def test_the_transfer_matrix_reaches_the_report_and_the_readme_block(tmp_path):
         "training": {"game": {"sources": ["game"], "stage": "grpo", "reused": True,
                               "data": {"n": {"train": 1398}}}}}))
     section = transfer_section(tmp_path)
-    assert "| game only | 0.800 [0.70, 0.90] | 0.500 [0.70, 0.90] |" in section
+    assert "| game only | 0.800 [0.70, 0.90], bal. 0.600 | 0.500 [0.70, 0.90], bal. 0.600 |" \
+        in section
     assert "| game only | +0.000 [-0.10, 0.10] | -0.300 [-0.40, -0.20] |" in section
     assert "update: add 1" in section and "Not judged (no rows): LoCoMo test" in section
     assert "- `game`: sources game, 1398 train rows, stage grpo (reused)." in section
     line = transfer_headline(tmp_path)
-    assert line == ("Transfer matrix (notebook 14, the write model alone, op accuracy): mix: "
-                    "game 0.800, persona 0.800; game only: game 0.800, persona 0.500.")
+    assert line == ("Transfer matrix (notebook 14, the write model alone, op accuracy and "
+                    "balanced): mix: game 0.800 (bal. 0.600), persona 0.800 (bal. 0.600); game "
+                    "only: game 0.800 (bal. 0.600), persona 0.500 (bal. 0.600).")
     readme = tmp_path / "README.md"
     readme.write_text("intro\n" + README_START + "\n| agent | acc |\n|---|---|\n\n"
                       "Every table: `reports/RESULTS.md`.\n\n" + README_END + "\n")

@@ -100,6 +100,8 @@ def test_matrix_scores_each_writer_on_each_surface_with_paired_differences():
     text = transfer_markdown(got, {"game": "game only"})
     assert "| game only |" in text and "Not judged (no rows): locomo" in text
     assert "Paired difference to `mix`" in text and "update:" in text
+    lazy_row = next(ln for ln in text.split("\n") if ln.startswith("| lazy | 0.333"))
+    assert lazy_row.count("bal. 0.333") == 2 and f"| {share_none:.3f} [" in lazy_row
 
 
 def test_row_groups_are_conversations_or_games():

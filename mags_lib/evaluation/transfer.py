@@ -107,10 +107,12 @@ def transfer_markdown(result: dict[str, Any], trained_on: dict[str, str] | None 
     for name, by_surface in result["cells"].items():
         label = trained_on.get(name, name)
         lines.append("| " + " | ".join([label] + [
-            _f(by_surface[s]["op_accuracy"]) + _ci(by_surface[s]["op_ci95"]) for s in surfaces])
-            + " |")
+            _f(by_surface[s]["op_accuracy"]) + _ci(by_surface[s]["op_ci95"])
+            + f", bal. {_f(by_surface[s].get('op_balanced'))}" for s in surfaces]) + " |")
     out = ["Write-model op accuracy (add / update / none chosen right) [95% CI, bootstrap over "
-           "conversations or games]:", "", *lines]
+           "conversations or games], and balanced (the mean recall over the gold ops: where "
+           "most turns hold nothing to store, a writer that stores nothing scores high on the "
+           "first and about 1 / (ops present) on the second):", "", *lines]
     ref = result.get("reference")
     if result["differences"]:
         out += ["", f"Paired difference to `{ref}` on the same rows [95% CI]:", "",
