@@ -23,7 +23,7 @@
 # their side's rows, and as many rows of the game as the mix saw of the game (it weighs
 # the game's rows twice). Reads `data/synth/write/` (notebook 01) and notebook 04's
 # write GGUF; writes `models/transfer/<side>/` and `results/14_transfer_matrix/`.
-# About 25 minutes a side to train and 15 to judge on 2 idle cores; with `RESUME`, a model
+# About 25-40 minutes a side to train and 25 to judge on 2 idle cores; with `RESUME`, a model
 # trained from the same rows and configuration is reused.
 
 # %% tags=["parameters"]
