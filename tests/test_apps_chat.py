@@ -99,6 +99,9 @@ def test_an_empty_directory_starts_a_new_memory(tmp_path):
     (tmp_path / "mem").mkdir()
     s = _session(tmp_path)
     assert len(s.memory.graph) == 0
+    from mags_lib.memory import DIALOGUE_MEMORY  # a chat is a dialogue: turns read in context
+
+    assert s.memory.config.engram.episode_context == DIALOGUE_MEMORY["episode_context"] > 0
     _say(s, "My sister Ana lives in Porto.")
     assert (tmp_path / "mem" / "manifest.json").is_file()
 

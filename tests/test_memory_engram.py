@@ -322,3 +322,70 @@ def test_the_loop_wires_the_judge_llm_into_its_memory():
     with pytest.raises(MagsError, match="no judge model"):
         make_agent("mags", Says("A"), embedder=HashingEmbedder(),
                    roles={"ask": roles["ask"], "write": roles["write"]}, loop={"judge": True})
+
+
+class Recording(HashingEmbedder):
+    """A hashing embedder that remembers every text it was asked to embed."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen: list[str] = []
+
+    def encode(self, texts):
+        self.seen += list(texts)
+        return super().encode(texts)
+
+
+def test_episode_context_embeds_an_episode_after_the_ones_before_it():
+    emb = Recording()
+    mem = LiquidMemory(MemoryConfig.from_dict({"episode_context": 2}), embedder=emb)
+    mem.observe("Ana: I moved to Lisbon.")
+    mem.observe("Bo: When?")
+    mem.observe(ZORP, block="semantic")  # facts are embedded alone and are no episode's context
+    mem.observe("Ana: Last spring.")
+    assert emb.seen == ["Ana: I moved to Lisbon.", "Ana: I moved to Lisbon. Bo: When?", ZORP,
+                        "Ana: I moved to Lisbon. Bo: When? Ana: Last spring."]
+    assert mem.node(3)["text"] == "Ana: Last spring."  # the node keeps its own text
+    found, _ = mem.lexical.search("lisbon", 5)
+    assert found.tolist() == [0]  # and BM25 indexes its own words only
+    alone = make_memory()
+    alone.observe_many(["Ana: I moved to Lisbon.", "Bo: When?", ZORP, "Ana: Last spring."])
+
+    def score(memory):  # "Last spring." is found by what it answers
+        q = HashingEmbedder().encode(["Ana moved to Lisbon"])[0]
+        return float(memory.index.get(3) @ q / np.linalg.norm(q))
+    assert score(mem) > 0.3 > score(alone)
+
+
+def test_episode_context_merges_only_the_same_words():
+    # with its context, "Bo: Nice." is close to the turn before it; it must stay its own episode
+    mem = make_memory(episode_context=1, merge_threshold=0.3)
+    first = mem.observe("Ana: I moved to Lisbon last spring, nice.")
+    reply = mem.observe("Bo: Nice.")
+    again = mem.observe("Bo: nice.")  # the same words in a context like the first one's
+    assert reply != first and again == reply
+    assert mem.node(reply)["sources"] == [] and len(mem) == 2
+
+
+def test_episode_context_batched_equals_one_by_one_and_survives_a_reload(tmp_path):
+    turns = [f"{who}: {words}" for who, words in (
+        ("Ana", "I adopted a cat."), ("Bo", "What is its name?"), ("Ana", "Miso."),
+        ("Bo", "Cute!"), ("Ana", "She sleeps all day."))]
+    one, many = make_memory(episode_context=2), make_memory(episode_context=2, write_chunk=2)
+    for text in turns[:4]:
+        one.observe(text)
+    many.observe_many(turns[:4])
+    assert list(one.graph.nodes(data=True)) == list(many.graph.nodes(data=True))
+    np.testing.assert_allclose(one.index.get(3), many.index.get(3), atol=1e-6)
+    one.save(tmp_path / "mem")
+    loaded = LiquidMemory.load(tmp_path / "mem", embedder=HashingEmbedder())
+    assert list(loaded._recent_episodes)[-2:] == turns[2:4]
+    loaded.observe(turns[4])
+    one.observe(turns[4])
+    np.testing.assert_allclose(loaded.index.get(4), one.index.get(4), atol=1e-6)
+
+
+@pytest.mark.parametrize("bad", [-1, 9])
+def test_episode_context_out_of_range_is_refused(bad):
+    with pytest.raises(ValueError, match="episode_context"):
+        MemoryConfig.from_dict({"episode_context": bad})

@@ -508,7 +508,9 @@ def open_memory(path: str | Path, embedder: Any, *, create: bool = True,
         return LiquidMemory.load(path, embedder=embedder, allow_unsigned=allow_unsigned)
     if not create:
         raise MagsError(f"no memory at {path}", "check the path (a directory written by /save)")
-    return LiquidMemory(embedder=embedder)
+    from mags_lib.memory import DIALOGUE_MEMORY, MemoryConfig
+
+    return LiquidMemory(MemoryConfig.from_dict(DIALOGUE_MEMORY), embedder=embedder)
 
 
 def describe(memory: Any) -> str:

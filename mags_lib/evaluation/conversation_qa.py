@@ -37,6 +37,13 @@ from mags_lib.tasks.base import Dialogue
 UPPER_BOUNDS = ("gold_writes",)
 
 
+def dialogue_memory() -> dict[str, Any]:
+    """A copy of `memory.DIALOGUE_MEMORY`: the memory settings of a dialogue's readers."""
+    from mags_lib.memory.config import DIALOGUE_MEMORY
+
+    return dict(DIALOGUE_MEMORY)
+
+
 @dataclass
 class ConversationEvalConfig:
     agents: list[str] = field(default_factory=lambda: ["bare", "full_context", "static_rag",
@@ -51,8 +58,9 @@ class ConversationEvalConfig:
         "help": "tokens of transcript, question and answer that `full_context` may fill (the "
                 "answer model's window is 2048; the chat template and the system line take "
                 "part of it, and each 1,000 prompt tokens cost ~6 s on 2 cores)"})
-    memory: dict[str, Any] = field(default_factory=dict, metadata={
-        "help": "MemoryConfig overrides for the memory agents and gold_writes"})
+    memory: dict[str, Any] = field(default_factory=dialogue_memory, metadata={
+        "help": "MemoryConfig overrides for the memory agents and gold_writes (default: "
+                "memory.DIALOGUE_MEMORY, every episode embedded with the turns before it)"})
     loop: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "LoopConfig overrides for the closed-loop agents (mags...), e.g. {'versions': "
                 "1}: each recalled fact after the version it replaced, marked '(no longer "

@@ -30,6 +30,7 @@ from mags_lib.errors import MagsError
 from mags_lib.evaluation.conversation_qa import (
     ConversationEvalConfig,
     ask_validity,
+    dialogue_memory,
     run_conversation_eval,
     write_validity,
 )
@@ -71,6 +72,9 @@ class ConversationStudyConfig:
         "help": "the ask and write models of 'mags' ('auto': notebook 04's GGUFs of the selected "
                 "stages; a .gguf path). Where they are missing, 'mags' is left out and the "
                 "result says why"})
+    memory: dict[str, Any] = field(default_factory=dialogue_memory, metadata={
+        "help": "MemoryConfig overrides of every reader's memory and of the 'memory' retriever "
+                "(default memory.DIALOGUE_MEMORY: each turn embedded with the turns before it)"})
     smoke: bool = field(default=False, metadata={"help": "shrink every size"})
 
     def resolved(self) -> ConversationStudyConfig:
@@ -85,7 +89,7 @@ class ConversationStudyConfig:
                            if not a.startswith("mags") and a != "mem0"],
             answer_llm=self.answer_llm,
             embedder=self.embedder, k=self.k, locomo_k=self.locomo_k, models=dict(self.models),
-            smoke=True)
+            memory=dict(self.memory), smoke=True)
 
 
 def role_models(models: dict[str, str]) -> tuple[dict[str, Any], str | None]:
@@ -146,12 +150,21 @@ def _embedder(kind: str) -> Any:
     return HashingEmbedder() if kind == "hashing" else MemoEmbedder(default_embedder())
 
 
-def evidence_summary(convs: list[Any], embedder: Any) -> dict[str, Any]:
-    """recall@k of the memory and of BM25 over the same raw turns."""
+def evidence_summary(convs: list[Any], embedder: Any,
+                     memory: dict[str, Any] | None = None) -> dict[str, Any]:
+    """recall@k over the same raw turns: of the memory as the dialogue's readers configure it
+    (`memory` overrides, default `memory.DIALOGUE_MEMORY`: each turn embedded with the turns
+    before it), of the memory with each turn embedded alone (`MemoryConfig()`'s default), and
+    of flat BM25."""
     from mags_lib.evaluation.evidence_recall import conversation_rows, summarize
+    from mags_lib.memory import MemoryConfig
 
+    overrides = dialogue_memory() if memory is None else memory
+    configs = {"memory": MemoryConfig.from_dict(overrides),
+               "memory_turn_alone": MemoryConfig(), "bm25": None}
     return {name: summarize(r for c in convs for r in conversation_rows(
-        c, retriever=name, embedder=embedder)) for name in ("memory", "bm25")}
+        c, retriever="bm25" if name == "bm25" else "memory", embedder=embedder, config=config))
+        for name, config in configs.items()}
 
 
 def supersession_summary(convs: list[Any], embedder: Any) -> dict[str, Any]:
@@ -214,11 +227,11 @@ def run_conversation_study(cfg: ConversationStudyConfig,
     locomo_agents = [a for a in run.locomo_agents
                      if roles or not a.startswith("mags") or a == "mags_prompted"]
     roles = {**roles, **prompted_role([*agents, *locomo_agents], reader, llm)}
-    qa_cfg = ConversationEvalConfig(agents=agents, k=run.k,
+    qa_cfg = ConversationEvalConfig(agents=agents, k=run.k, memory=dict(run.memory),
                                     max_questions=run.persona_questions)
     result: dict[str, Any] = {"config": asdict(run), "reader": reader_note, "persona": {
         "split": run.persona_split, "conversations": len(personas),
-        "evidence": evidence_summary(personas, embedder),
+        "evidence": evidence_summary(personas, embedder, run.memory),
         "supersession": supersession_summary(personas, embedder),
         "qa": run_conversation_eval(personas, llm, qa_cfg, embedder=embedder, roles=roles)}}
     if why:
@@ -232,10 +245,11 @@ def run_conversation_study(cfg: ConversationStudyConfig,
     else:
         convs = locomo.episodes(run.locomo_split, run.locomo_conversations)
         qa_cfg = ConversationEvalConfig(agents=locomo_agents, k=run.locomo_k,
+                                        memory=dict(run.memory),
                                         max_questions=run.locomo_questions,
                                         loop={"query_k": run.locomo_k})
         result["locomo"] = {"split": run.locomo_split, "conversations": len(convs),
-                            "evidence": evidence_summary(convs, embedder),
+                            "evidence": evidence_summary(convs, embedder, run.memory),
                             "qa": run_conversation_eval(convs, llm, qa_cfg, embedder=embedder,
                                                         roles=roles)}
     result["seconds"] = round(time.perf_counter() - t0, 1)

@@ -8,7 +8,7 @@
 See `store.py` for the data model and the map of the modules.
 """
 
-from mags_lib.memory.config import MemoryConfig
+from mags_lib.memory.config import DIALOGUE_MEMORY, MemoryConfig
 from mags_lib.memory.contradiction import (
     ContradictionDetector,
     LLMJudgeDetector,
@@ -19,6 +19,7 @@ from mags_lib.memory.types import ApplyReport, ContextItem, Hit, MemoryDiff, Wri
 from mags_lib.memory.working import WorkingItem, WorkingMemory
 
 __all__ = [
+    "DIALOGUE_MEMORY",
     "ApplyReport",
     "ContextItem",
     "ContradictionDetector",

@@ -45,6 +45,16 @@ from mags_lib.memory.index import (
     VectorIndex,
 )
 
+MAX_EPISODE_CONTEXT = 8
+"""The most earlier episodes an episode may be embedded with (`episode_context`)."""
+
+DIALOGUE_MEMORY: dict[str, Any] = {"episode_context": 2}
+"""`MemoryConfig` overrides for a memory that reads a dialogue (the conversation evaluation,
+the chat): consecutive turns belong together, so each episode is embedded with the two turns
+before it. Chosen on LoCoMo's five training conversations by evidence recall@10 of raw turns
+(`episode_context` 0-4; `docs/journal.md`, 2026-11-29). The games keep 0: their turns are
+unrelated rules."""
+
 
 @dataclass
 class EngramConfig:
@@ -93,6 +103,12 @@ class EngramConfig:
                 "nearest first; the first it says the update replaces is superseded"})
     match_threshold: float = field(default=0.25, metadata={
         "help": "minimum hybrid score for Forget / Link / connect to pick a node for a string"})
+    episode_context: int = field(default=0, metadata={
+        "help": "an episode is embedded with the texts of this many episodes before it (its "
+                "own text and BM25 entry stay its own), so a reply such as 'Yes, last week!' is "
+                "found by what it answers; an episode then merges only into one with the same "
+                f"text. 0: embedded alone. At most {MAX_EPISODE_CONTEXT}; dialogues use "
+                "DIALOGUE_MEMORY"})
 
 @dataclass
 class RecallConfig:
@@ -349,6 +365,9 @@ def check_config(cfg: MemoryConfig) -> None:
     for name in ("attention_temperature", "decay_recency_steps"):
         if flat[name] <= 0:
             raise ValueError(f"config {name} must be > 0, got {flat[name]}")
+    if not 0 <= flat["episode_context"] <= MAX_EPISODE_CONTEXT:
+        raise ValueError(f"config episode_context must be in [0, {MAX_EPISODE_CONTEXT}], got "
+                         f"{flat['episode_context']}")
     for name in ("write_overquery", "contradiction_max_diff", "solid_node_uses", "core_keep_k",
                  "isolated_grace", "inactive_after", "exact_below", "seed", "decay_rate",
                  "objective_lambda", "objective_mu", "objective_nu", "importance_strength",

@@ -18,6 +18,12 @@ For every item, in order, against its nearest valid nodes (by cosine):
 A new node connects to its top-m valid neighbours (any block) with attention weights, see
 `attention_weights`, and an episode to the previous episode in time (`temporal` edge).
 
+With `episode_context` n > 0 an episode is embedded with the texts of the n episodes before it
+(`embedding_texts`: the earlier ones first, its own last), so the vector index finds a reply by
+what it answers; its text, its BM25 entry and what a reader is shown stay its own. Such an
+episode merges only into a node with the same text (step 2 also asks for equal normalised
+text). Items written with a precomputed embedding keep it.
+
 `observe_many` searches the index for a whole chunk at once and compares the chunk's items with
 each other by one matrix product, which gives exactly the neighbours that one-by-one writes
 would see.
@@ -34,6 +40,7 @@ import numpy as np
 
 from mags_lib.actions.types import BLOCKS
 from mags_lib.errors import MagsError
+from mags_lib.memory.config import MAX_EPISODE_CONTEXT
 from mags_lib.memory.contradiction import normalise_text
 from mags_lib.memory.types import MAX_ITEM_CHARS, Source, WriteOutcome
 
@@ -138,7 +145,7 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
     if not batch:
         return []
     if embeddings is None:
-        vectors = mem._encode([item.text for item in batch])
+        vectors = mem._encode(embedding_texts(mem, batch))
     else:
         vectors = mem._as_vectors(embeddings, len(batch))
     cfg = mem.config
@@ -161,6 +168,8 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
                                key=itemgetter(1), reverse=True)[:k]
             outcome = write_one(mem, item, cands, mode, vector=chunk[row])
             outcomes.append(outcome)
+            if item.block == "episodic":
+                mem._recent_episodes.append(item.text)
             mem._tally.engrams += 1
             if outcome.kind != "merged":
                 new_rows.append(row)
@@ -176,6 +185,33 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
             mem.index.add(np.asarray(new_ids, dtype=np.int64), chunk[new_rows])
             mem.lexical.add_many(new_ids, [batch[start + row].text for row in new_rows])
     return outcomes
+
+
+def embedding_texts(mem: LiquidMemory, batch: list[WriteItem]) -> list[str]:
+    """The text each item is embedded with: its own, or for an episode under
+    `episode_context` n > 0 the texts of the n episodes before it (the memory's latest, then
+    this batch's earlier ones), oldest first, then its own, joined by spaces."""
+    n = mem.config.engram.episode_context
+    if n == 0:
+        return [item.text for item in batch]
+    recent = list(mem._recent_episodes)
+    out = []
+    for item in batch:
+        if item.block != "episodic":
+            out.append(item.text)
+            continue
+        out.append(" ".join([*recent[-n:], item.text]) if recent else item.text)
+        recent.append(item.text)
+    return out
+
+
+def recent_episodes(mem: LiquidMemory) -> list[str]:
+    """The texts of the memory's latest episodic nodes, oldest first (ids grow with every new
+    node): how `_recent_episodes` is rebuilt when a state is restored or loaded, where the
+    texts of repeats that merged into older nodes are not known."""
+    nodes = mem.graph._node
+    latest = sorted(n for n, d in nodes.items() if d["block"] == "episodic")
+    return [nodes[n]["text"] for n in latest[-MAX_EPISODE_CONTEXT:]]
 
 
 class _EarlierRows:
@@ -313,8 +349,10 @@ def contradicted_nodes(mem: LiquidMemory, item: WriteItem,
 def merge_target(mem: LiquidMemory, item: WriteItem,
                  same: list[tuple[int, float]]) -> int | None:
     """The node the item repeats: same key and text, or cosine >= merge_threshold with a node
-    whose key is the item's or unset (a keyed item never merges into another key's node)."""
+    whose key is the item's or unset (a keyed item never merges into another key's node) and,
+    for an episode embedded with its context, whose text is the item's."""
     nodes = mem.graph.nodes
+    contextual = item.block == "episodic" and mem.config.engram.episode_context > 0
     if item.key is not None:
         current = mem._keys.get(item.key)
         if current is not None and normalise_text(nodes[current]["text"]) == normalise_text(
@@ -324,6 +362,8 @@ def merge_target(mem: LiquidMemory, item: WriteItem,
         if c < mem.config.engram.merge_threshold:
             break
         other_key = nodes[j]["key"]
+        if contextual and normalise_text(nodes[j]["text"]) != normalise_text(item.text):
+            continue
         if item.key is None or other_key is None or other_key == item.key:
             return j
     return None

@@ -20,6 +20,7 @@ import networkx as nx
 import numpy as np
 
 from mags_lib.memory.config import MemoryConfig
+from mags_lib.memory.engram import recent_episodes
 from mags_lib.memory.metrics import StepTally
 from mags_lib.memory.store import paused_gc
 from mags_lib.memory.working import WorkingMemory
@@ -110,6 +111,8 @@ def _restore(mem: LiquidMemory, state: MemoryState) -> None:
     mem._next_id = int(state.counters["next_id"])
     mem._step = int(state.counters["step"])
     mem._last_episode = state.counters["last_episode"]
+    mem._recent_episodes.clear()
+    mem._recent_episodes.extend(recent_episodes(mem))
     mem._keys = dict(state.keys)
     mem._last_paths = [list(p) for p in state.last_paths]
     mem._tally, mem._history = tally, history

@@ -41,7 +41,7 @@ import networkx as nx
 import numpy as np
 
 from mags_lib.errors import MagsError, UnknownNodeError
-from mags_lib.memory.config import MemoryConfig
+from mags_lib.memory.config import MAX_EPISODE_CONTEXT, MemoryConfig
 from mags_lib.memory.contradiction import ContradictionDetector, RuleBasedDetector
 from mags_lib.memory.dynamics import check_reward, decayed_weight, should_solidify
 from mags_lib.memory.metrics import StepTally
@@ -66,6 +66,7 @@ HELPER_INTERFACE: dict[str, str] = {
     "_history": "the objective's per-step history",
     "_last_paths": "recall paths kept for Hebbian wiring at the next step",
     "_last_episode": "the previous episode, for the temporal edge",
+    "_recent_episodes": "the texts of the latest episodes, newest last (engram.episode_context)",
     "_snapshots": "the in-memory snapshots",
     "_next_snapshot": "the next snapshot id",
     # bookkeeping of nodes and edges, so every change keeps index, keys and tally consistent
@@ -125,6 +126,7 @@ class LiquidMemory:
         self._next_id = 0
         self._step = 0
         self._last_episode: int | None = None
+        self._recent_episodes: deque[str] = deque(maxlen=MAX_EPISODE_CONTEXT)
         self._keys: dict[str, int] = {}
         self._last_paths: list[list[int]] = []
         self._tally = StepTally()
