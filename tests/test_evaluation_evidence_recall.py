@@ -59,3 +59,18 @@ def test_summary_per_category_and_bootstrap_over_conversations():
 def test_unknown_retriever_is_refused():
     with pytest.raises(ValueError, match="unknown retriever"):
         conversation_rows(_conv("c"), retriever="dense")
+
+
+def test_context_sweep_measures_every_value_and_names_the_best():
+    from mags_lib.conversations.persona import persona_set
+    from mags_lib.embed import HashingEmbedder
+    from mags_lib.evaluation.evidence_recall import context_sweep, sweep_markdown
+
+    convs = persona_set("dev", 1)
+    sweep = context_sweep(convs, HashingEmbedder(), values=(0, 2))
+    assert sweep["values"] == [0, 2] and set(sweep["by_value"]) == {"0", "2"}
+    r10 = {n: sweep["by_value"][str(n)]["all"]["recall@10"] for n in (0, 2)}
+    assert r10[0] != r10[2]  # the context changes what is found
+    assert sweep["best"] == max((0, 2), key=lambda n: (r10[n], -n))
+    text = sweep_markdown(sweep)
+    assert f"| {sweep['best']} (chosen) |" in text and text.count("\n") == 3

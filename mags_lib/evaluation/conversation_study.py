@@ -144,7 +144,8 @@ def reader_model(spec: str) -> tuple[str, str]:
     return spec, f"the answer model {Path(spec).name}"
 
 
-def _embedder(kind: str) -> Any:
+def study_embedder(kind: str) -> Any:
+    """The study's embedder: 'hashing' (a fast fake) or all-MiniLM-L6-v2, memoised."""
     from mags_lib.embed import HashingEmbedder, MemoEmbedder, default_embedder
 
     return HashingEmbedder() if kind == "hashing" else MemoEmbedder(default_embedder())
@@ -214,7 +215,7 @@ def run_conversation_study(cfg: ConversationStudyConfig,
 
     run = cfg.resolved()
     t0 = time.perf_counter()
-    embedder = _embedder(run.embedder)
+    embedder = study_embedder(run.embedder)
     reader, reader_note = reader_model(run.answer_llm)
     llm = load_llm(model=reader)
     personas = get_task("persona").episodes(run.persona_split, run.personas)

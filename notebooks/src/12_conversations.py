@@ -44,6 +44,7 @@ MODELS = {"ask": "auto", "write": "auto"}  # mags's models: notebook 04's GGUFs
 ANSWER_LLM = "auto"  # the trained answer model of notebook 04 (else the base model, said so)
 EMBEDDER = "embedded"
 K = 5
+CONTEXT_VALUES = (0, 1, 2, 3, 4)  # episode_context values swept on LoCoMo's training conversations
 RUN_NAME = "12_conversations"  # results/RUN_NAME/ ("12_conversations_test" for the test splits)
 
 # %%
@@ -100,6 +101,32 @@ judged = judge_roles(roles, persona_judge_rows(PERSONA_SPLIT, cfg.resolved().per
                      ) if roles else {}
 print(judged_text(judged) if roles else f"skipped: {why}")
 result["judged"] = judged
+
+# %% [markdown]
+# ## How much of the dialogue an episode is embedded with (`memory.DIALOGUE_MEMORY`)
+#
+# A reply ("Yes, last week!") means little alone. Each raw turn of LoCoMo's five training
+# conversations written into a `LiquidMemory` embedded with the 0-4 turns before it
+# (`EngramConfig.episode_context`), every question with evidence recalled: the value with the
+# best recall@10 here is the one `DIALOGUE_MEMORY` holds (chosen 2026-11-29; notebook 13
+# scores it on the test conversations).
+
+# %%
+from mags_lib.evaluation.conversation_study import study_embedder
+from mags_lib.evaluation.evidence_recall import context_sweep, sweep_markdown
+from mags_lib.memory import DIALOGUE_MEMORY
+from mags_lib.tasks.registry import get_task
+
+locomo = get_task("locomo")
+if locomo.available():
+    sweep = context_sweep(locomo.episodes("train", 1 if SMOKE else None),
+                          study_embedder(EMBEDDER), values=(0, 1) if SMOKE else CONTEXT_VALUES)
+    display(Markdown(sweep_markdown(sweep)))
+    print(f"best {sweep['best']}; DIALOGUE_MEMORY holds {DIALOGUE_MEMORY['episode_context']}")
+else:
+    sweep = {"missing": locomo.missing_message()}
+    print(sweep["missing"])
+result["context_sweep"] = sweep
 
 # %%
 write_run(NAME, config=cfg.resolved(), metrics={"smoke": SMOKE, **result}, smoke=SMOKE)
