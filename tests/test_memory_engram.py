@@ -336,15 +336,21 @@ class Recording(HashingEmbedder):
         return super().encode(texts)
 
 
-def test_episode_context_embeds_an_episode_after_the_ones_before_it():
+def test_episode_context_embeds_an_episode_with_the_ones_before_it():
     emb = Recording()
     mem = LiquidMemory(MemoryConfig.from_dict({"episode_context": 2}), embedder=emb)
     mem.observe("Ana: I moved to Lisbon.")
     mem.observe("Bo: When?")
     mem.observe(ZORP, block="semantic")  # facts are embedded alone and are no episode's context
     mem.observe("Ana: Last spring.")
-    assert emb.seen == ["Ana: I moved to Lisbon.", "Ana: I moved to Lisbon. Bo: When?", ZORP,
+    assert emb.seen == ["Ana: I moved to Lisbon.", "Bo: When?", "Ana: I moved to Lisbon. Bo: When?",
+                        ZORP, "Ana: Last spring.",
                         "Ana: I moved to Lisbon. Bo: When? Ana: Last spring."]
+    own, ctx = HashingEmbedder().encode(["Ana: Last spring.",
+                                         "Ana: I moved to Lisbon. Bo: When? Ana: Last spring."])
+    own, ctx = own / np.linalg.norm(own), ctx / np.linalg.norm(ctx)
+    blend = (own + ctx) / np.linalg.norm(own + ctx)
+    np.testing.assert_allclose(mem.index.get(3), blend, atol=1e-5)  # its words and its context
     assert mem.node(3)["text"] == "Ana: Last spring."  # the node keeps its own text
     found, _ = mem.lexical.search("lisbon", 5)
     assert found.tolist() == [0]  # and BM25 indexes its own words only

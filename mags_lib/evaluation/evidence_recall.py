@@ -126,37 +126,44 @@ def summarize(rows: Iterable[dict[str, Any]], ks: Sequence[int] = KS) -> dict[st
     return out
 
 
-def context_sweep(convs: Sequence[Conversation], embedder: Any,
+def context_sweep(sources: dict[str, Sequence[Conversation]], embedder: Any,
                   values: Sequence[int] = (0, 1, 2, 3, 4)) -> dict[str, Any]:
     """Evidence recall of raw turns in the memory for each `episode_context` of `values` (each
-    turn embedded with that many turns before it; the rest of `MemoryConfig` at its defaults):
-    how `memory.DIALOGUE_MEMORY` is chosen, on a development split. {"values", "by_value": {n:
-    `summarize`d rows}, "best": the n of the highest recall@10 (the smallest on a tie)}."""
+    turn's vector also embeds that many turns before it; the rest of `MemoryConfig` at its
+    defaults), on every source (name -> conversations of a development split): how
+    `memory.DIALOGUE_MEMORY` is chosen. {"values", "sources": {name: conversation ids},
+    "by_value": {n: {name: `summarize`d rows}}, "best": the n of the highest recall@10 averaged
+    over the sources (the smallest on a tie)}."""
     from mags_lib.memory import MemoryConfig
 
-    by_value = {}
+    by_value: dict[str, dict[str, Any]] = {}
     for n in values:
         config = MemoryConfig.from_dict({"episode_context": int(n)})
-        by_value[str(n)] = summarize(r for c in convs for r in conversation_rows(
+        by_value[str(n)] = {name: summarize(r for c in convs for r in conversation_rows(
             c, retriever="memory", embedder=embedder, config=config))
-    best = max(values, key=lambda n: (by_value[str(n)]["all"]["recall@10"], -n)) if values \
-        else None
-    return {"values": list(values), "conversations": [c.sample_id for c in convs],
+            for name, convs in sources.items()}
+
+    def mean_r10(n: int) -> float:
+        return float(np.mean([s["all"]["recall@10"] for s in by_value[str(n)].values()]))
+    best = max(values, key=lambda n: (mean_r10(n), -n)) if values and sources else None
+    return {"values": list(values),
+            "sources": {name: [c.sample_id for c in convs] for name, convs in sources.items()},
             "by_value": by_value, "best": best}
 
 
 def sweep_markdown(sweep: dict[str, Any]) -> str:
-    """One row per `episode_context` value: recall@5 and @10 with intervals, per category."""
-    cats = [f"{c} {name}" for c, name in CATEGORIES.items()]
-    rows = ["| episode_context | recall@5 | recall@10 (95% CI) | "
-            + " | ".join(f"@10 {c.split(' ', 1)[1]}" for c in cats) + " |",
-            "|---|---|---|" + "---|" * len(cats)]
+    """One row per `episode_context` value: recall@5 / @10 (95% CI) on each source."""
+    names = list(sweep["sources"])
+    rows = ["| episode_context | " + " | ".join(f"{n} recall@5 | {n} recall@10 (95% CI)"
+                                                for n in names) + " |",
+            "|---|" + "---|---|" * len(names)]
     for n in sweep["values"]:
-        s = sweep["by_value"][str(n)]
-        lo, hi = s["all"]["recall@10_ci95"] or (None, None)
-        interval = f" ({lo:.2f}–{hi:.2f})" if lo is not None else ""
-        per = " | ".join(f"{s[c]['recall@10']:.3f}" if c in s else "–" for c in cats)
+        cells = []
+        for name in names:
+            s = sweep["by_value"][str(n)][name]["all"]
+            lo, hi = s["recall@10_ci95"] or (None, None)
+            interval = f" ({lo:.2f}–{hi:.2f})" if lo is not None else ""
+            cells.append(f"{s['recall@5']:.3f} | {s['recall@10']:.3f}{interval}")
         mark = " (chosen)" if n == sweep["best"] else ""
-        rows.append(f"| {n}{mark} | {s['all']['recall@5']:.3f} | "
-                    f"{s['all']['recall@10']:.3f}{interval} | {per} |")
+        rows.append(f"| {n}{mark} | " + " | ".join(cells) + " |")
     return "\n".join(rows)

@@ -104,11 +104,11 @@ class EngramConfig:
     match_threshold: float = field(default=0.25, metadata={
         "help": "minimum hybrid score for Forget / Link / connect to pick a node for a string"})
     episode_context: int = field(default=0, metadata={
-        "help": "an episode is embedded with the texts of this many episodes before it (its "
-                "own text and BM25 entry stay its own), so a reply such as 'Yes, last week!' is "
-                "found by what it answers; an episode then merges only into one with the same "
-                f"text. 0: embedded alone. At most {MAX_EPISODE_CONTEXT}; dialogues use "
-                "DIALOGUE_MEMORY"})
+        "help": "an episode's vector also embeds the texts of this many episodes before it "
+                "(normalised sum of its own embedding and its context's; its text and BM25 "
+                "entry stay its own), so a reply such as 'Yes, last week!' is found by what it "
+                "answers; an episode then merges only into one with the same text. 0: its own "
+                f"text alone. At most {MAX_EPISODE_CONTEXT}; dialogues use DIALOGUE_MEMORY"})
 
 @dataclass
 class RecallConfig:

@@ -18,11 +18,12 @@ For every item, in order, against its nearest valid nodes (by cosine):
 A new node connects to its top-m valid neighbours (any block) with attention weights, see
 `attention_weights`, and an episode to the previous episode in time (`temporal` edge).
 
-With `episode_context` n > 0 an episode is embedded with the texts of the n episodes before it
-(`embedding_texts`: the earlier ones first, its own last), so the vector index finds a reply by
-what it answers; its text, its BM25 entry and what a reader is shown stay its own. Such an
-episode merges only into a node with the same text (step 2 also asks for equal normalised
-text). Items written with a precomputed embedding keep it.
+With `episode_context` n > 0 an episode's vector is the normalised sum of two embeddings: of its
+own text, and of its text after the texts of the n episodes before it (`context_texts`), so the
+vector index finds a reply by what it answers and a self-contained statement still by its own
+words; its text, its BM25 entry and what a reader is shown stay its own. Such an episode merges
+only into a node with the same text (step 2 also asks for equal normalised text). Items
+written with a precomputed embedding keep it.
 
 `observe_many` searches the index for a whole chunk at once and compares the chunk's items with
 each other by one matrix product, which gives exactly the neighbours that one-by-one writes
@@ -145,7 +146,7 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
     if not batch:
         return []
     if embeddings is None:
-        vectors = mem._encode(embedding_texts(mem, batch))
+        vectors = embed_items(mem, batch)
     else:
         vectors = mem._as_vectors(embeddings, len(batch))
     cfg = mem.config
@@ -187,22 +188,37 @@ def write_items(mem: LiquidMemory, items: list[Any], embeddings: Any | None = No
     return outcomes
 
 
-def embedding_texts(mem: LiquidMemory, batch: list[WriteItem]) -> list[str]:
-    """The text each item is embedded with: its own, or for an episode under
-    `episode_context` n > 0 the texts of the n episodes before it (the memory's latest, then
-    this batch's earlier ones), oldest first, then its own, joined by spaces."""
+def context_texts(mem: LiquidMemory, batch: list[WriteItem]) -> list[str | None]:
+    """For each item: under `episode_context` n > 0, an episode's text after the texts of the n
+    episodes before it (the memory's latest, then this batch's earlier ones), oldest first,
+    joined by spaces; None for anything else and for an episode with none before it."""
     n = mem.config.engram.episode_context
     if n == 0:
-        return [item.text for item in batch]
+        return [None] * len(batch)
     recent = list(mem._recent_episodes)
-    out = []
+    out: list[str | None] = []
     for item in batch:
         if item.block != "episodic":
-            out.append(item.text)
+            out.append(None)
             continue
-        out.append(" ".join([*recent[-n:], item.text]) if recent else item.text)
+        out.append(" ".join([*recent[-n:], item.text]) if recent else None)
         recent.append(item.text)
     return out
+
+
+def embed_items(mem: LiquidMemory, batch: list[WriteItem]) -> np.ndarray:
+    """Unit vectors of the items: their own texts embedded, and for an episode with context
+    (`context_texts`) the normalised sum of that and its context's embedding. Two embedder
+    calls at most per batch."""
+    vectors = mem._encode([item.text for item in batch])
+    contexts = context_texts(mem, batch)
+    rows = [i for i, c in enumerate(contexts) if c is not None]
+    if rows:
+        blended = vectors[rows] + mem._encode([contexts[i] for i in rows])
+        norms = np.linalg.norm(blended, axis=1, keepdims=True)
+        ok = norms[:, 0] > 1e-6  # a context exactly opposite its turn keeps the turn's vector
+        vectors[np.asarray(rows)[ok]] = blended[ok] / norms[ok]
+    return vectors
 
 
 def recent_episodes(mem: LiquidMemory) -> list[str]:

@@ -105,11 +105,12 @@ result["judged"] = judged
 # %% [markdown]
 # ## How much of the dialogue an episode is embedded with (`memory.DIALOGUE_MEMORY`)
 #
-# A reply ("Yes, last week!") means little alone. Each raw turn of LoCoMo's five training
-# conversations written into a `LiquidMemory` embedded with the 0-4 turns before it
+# A reply ("Yes, last week!") means little alone; a person's statement ("I moved to Lisbon")
+# means a lot. Each raw turn of LoCoMo's five training conversations and of the development
+# personas written into a `LiquidMemory` whose vectors also embed the 0-4 turns before it
 # (`EngramConfig.episode_context`), every question with evidence recalled: the value with the
-# best recall@10 here is the one `DIALOGUE_MEMORY` holds (chosen 2026-11-29; notebook 13
-# scores it on the test conversations).
+# best recall@10 averaged over both is the one `DIALOGUE_MEMORY` holds (chosen 2026-11-29;
+# notebook 13 scores it on the test conversations).
 
 # %%
 from mags_lib.evaluation.conversation_study import study_embedder
@@ -119,7 +120,9 @@ from mags_lib.tasks.registry import get_task
 
 locomo = get_task("locomo")
 if locomo.available():
-    sweep = context_sweep(locomo.episodes("train", 1 if SMOKE else None),
+    sweep = context_sweep({"LoCoMo train": locomo.episodes("train", 1 if SMOKE else None),
+                           "persona dev": get_task("persona").episodes(
+                               "dev", cfg.resolved().personas)},
                           study_embedder(EMBEDDER), values=(0, 1) if SMOKE else CONTEXT_VALUES)
     display(Markdown(sweep_markdown(sweep)))
     print(f"best {sweep['best']}; DIALOGUE_MEMORY holds {DIALOGUE_MEMORY['episode_context']}")
