@@ -99,9 +99,9 @@ def test_an_empty_directory_starts_a_new_memory(tmp_path):
     (tmp_path / "mem").mkdir()
     s = _session(tmp_path)
     assert len(s.memory.graph) == 0
-    from mags_lib.memory import DIALOGUE_MEMORY  # a chat is a dialogue: turns read in context
+    from mags_lib.memory import DIALOGUE_MEMORY, MemoryConfig  # a chat reads a dialogue
 
-    assert s.memory.config.engram.episode_context == DIALOGUE_MEMORY["episode_context"] > 0
+    assert s.memory.config.to_dict() == MemoryConfig.from_dict(DIALOGUE_MEMORY).to_dict()
     _say(s, "My sister Ana lives in Porto.")
     assert (tmp_path / "mem" / "manifest.json").is_file()
 

@@ -19,17 +19,20 @@ def test_supersession_of_gold_facts_beats_raw_turns():
     assert gold["recall"] > 0.5 and gold["recall"] > (raw["recall"] or 0.0)
 
 
-def test_evidence_summary_has_every_retriever_and_readers_use_the_dialogue_memory():
+def test_evidence_summary_has_both_retrievers_and_readers_use_the_dialogue_memory():
     from mags_lib.evaluation.conversation_qa import ConversationEvalConfig
     from mags_lib.memory import DIALOGUE_MEMORY
 
-    out = evidence_summary(persona_set("dev", 1), HashingEmbedder())
-    assert set(out) == {"memory", "memory_turn_alone", "bm25"}
+    convs = persona_set("dev", 1)
+    out = evidence_summary(convs, HashingEmbedder())
+    assert set(out) == {"memory", "bm25"}
     assert all(0.0 <= s["all"]["recall@10"] <= 1.0 for s in out.values())
-    assert out["memory"]["all"] != out["memory_turn_alone"]["all"]  # the context changes ranks
-    assert DIALOGUE_MEMORY["episode_context"] > 0
+    context = evidence_summary(convs, HashingEmbedder(), {"episode_context": 2})
+    assert context["memory"]["all"] != out["memory"]["all"]  # the overrides reach the memory
+    assert context["bm25"] == out["bm25"]
     cfg = ConversationEvalConfig()
     assert cfg.memory == DIALOGUE_MEMORY and cfg.memory is not DIALOGUE_MEMORY
+    assert ConversationStudyConfig().memory == DIALOGUE_MEMORY
 
 
 def test_smoke_shrinks_sizes_not_code():

@@ -154,18 +154,13 @@ def study_embedder(kind: str) -> Any:
 def evidence_summary(convs: list[Any], embedder: Any,
                      memory: dict[str, Any] | None = None) -> dict[str, Any]:
     """recall@k over the same raw turns: of the memory as the dialogue's readers configure it
-    (`memory` overrides, default `memory.DIALOGUE_MEMORY`: each turn embedded with the turns
-    before it), of the memory with each turn embedded alone (`MemoryConfig()`'s default), and
-    of flat BM25."""
+    (`memory` overrides, default `memory.DIALOGUE_MEMORY`) and of flat BM25."""
     from mags_lib.evaluation.evidence_recall import conversation_rows, summarize
     from mags_lib.memory import MemoryConfig
 
-    overrides = dialogue_memory() if memory is None else memory
-    configs = {"memory": MemoryConfig.from_dict(overrides),
-               "memory_turn_alone": MemoryConfig(), "bm25": None}
+    config = MemoryConfig.from_dict(dialogue_memory() if memory is None else memory)
     return {name: summarize(r for c in convs for r in conversation_rows(
-        c, retriever="bm25" if name == "bm25" else "memory", embedder=embedder, config=config))
-        for name, config in configs.items()}
+        c, retriever=name, embedder=embedder, config=config)) for name in ("memory", "bm25")}
 
 
 def supersession_summary(convs: list[Any], embedder: Any) -> dict[str, Any]:

@@ -127,13 +127,14 @@ def summarize(rows: Iterable[dict[str, Any]], ks: Sequence[int] = KS) -> dict[st
 
 
 def context_sweep(sources: dict[str, Sequence[Conversation]], embedder: Any,
-                  values: Sequence[int] = (0, 1, 2, 3, 4)) -> dict[str, Any]:
+                  values: Sequence[int] = (0, 1, 2, 3, 4), margin: float = 0.01
+                  ) -> dict[str, Any]:
     """Evidence recall of raw turns in the memory for each `episode_context` of `values` (each
     turn's vector also embeds that many turns before it; the rest of `MemoryConfig` at its
     defaults), on every source (name -> conversations of a development split): how
     `memory.DIALOGUE_MEMORY` is chosen. {"values", "sources": {name: conversation ids},
     "by_value": {n: {name: `summarize`d rows}}, "best": the n of the highest recall@10 averaged
-    over the sources (the smallest on a tie)}."""
+    over the sources, or the smallest value within `margin` of it (a change must pay)}."""
     from mags_lib.memory import MemoryConfig
 
     by_value: dict[str, dict[str, Any]] = {}
@@ -145,18 +146,23 @@ def context_sweep(sources: dict[str, Sequence[Conversation]], embedder: Any,
 
     def mean_r10(n: int) -> float:
         return float(np.mean([s["all"]["recall@10"] for s in by_value[str(n)].values()]))
-    best = max(values, key=lambda n: (mean_r10(n), -n)) if values and sources else None
-    return {"values": list(values),
+    best = None
+    if values and sources:
+        top = max(mean_r10(n) for n in values)
+        best = min(n for n in values if mean_r10(n) >= top - margin)
+    return {"values": list(values), "margin": margin,
+            "mean_recall@10": {str(n): mean_r10(n) for n in values} if sources else {},
             "sources": {name: [c.sample_id for c in convs] for name, convs in sources.items()},
             "by_value": by_value, "best": best}
 
 
 def sweep_markdown(sweep: dict[str, Any]) -> str:
-    """One row per `episode_context` value: recall@5 / @10 (95% CI) on each source."""
+    """One row per `episode_context` value: recall@5 / @10 (95% CI) on each source, and the
+    mean recall@10 the choice is made by."""
     names = list(sweep["sources"])
     rows = ["| episode_context | " + " | ".join(f"{n} recall@5 | {n} recall@10 (95% CI)"
-                                                for n in names) + " |",
-            "|---|" + "---|---|" * len(names)]
+                                                for n in names) + " | mean recall@10 |",
+            "|---|" + "---|---|" * len(names) + "---|"]
     for n in sweep["values"]:
         cells = []
         for name in names:
@@ -165,5 +171,6 @@ def sweep_markdown(sweep: dict[str, Any]) -> str:
             interval = f" ({lo:.2f}–{hi:.2f})" if lo is not None else ""
             cells.append(f"{s['recall@5']:.3f} | {s['recall@10']:.3f}{interval}")
         mark = " (chosen)" if n == sweep["best"] else ""
-        rows.append(f"| {n}{mark} | " + " | ".join(cells) + " |")
+        rows.append(f"| {n}{mark} | " + " | ".join(cells)
+                    + f" | {sweep['mean_recall@10'][str(n)]:.3f} |")
     return "\n".join(rows)
