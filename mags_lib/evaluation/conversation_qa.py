@@ -60,7 +60,8 @@ class ConversationEvalConfig:
                 "part of it, and each 1,000 prompt tokens cost ~6 s on 2 cores)"})
     memory: dict[str, Any] = field(default_factory=dialogue_memory, metadata={
         "help": "MemoryConfig overrides for the memory agents and gold_writes (default: "
-                "memory.DIALOGUE_MEMORY, every episode embedded with the turns before it)"})
+                "memory.DIALOGUE_MEMORY, the dialogue's settings; e.g. {'episode_context': 2} embeds each "
+                "turn with the two before it)"})
     loop: dict[str, Any] = field(default_factory=dict, metadata={
         "help": "LoopConfig overrides for the closed-loop agents (mags...), e.g. {'versions': "
                 "1}: each recalled fact after the version it replaced, marked '(no longer "

@@ -74,7 +74,7 @@ class ConversationStudyConfig:
                 "result says why"})
     memory: dict[str, Any] = field(default_factory=dialogue_memory, metadata={
         "help": "MemoryConfig overrides of every reader's memory and of the 'memory' retriever "
-                "(default memory.DIALOGUE_MEMORY: each turn embedded with the turns before it)"})
+                "(default memory.DIALOGUE_MEMORY, the dialogue's settings)"})
     smoke: bool = field(default=False, metadata={"help": "shrink every size"})
 
     def resolved(self) -> ConversationStudyConfig:
