@@ -19,6 +19,9 @@ from typing import Any
 
 from mags_lib.agents.base import recalled
 
+RETIRED = "(no longer true)"
+"""The mark of a superseded fact's line, before its text."""
+
 
 def dated_line(text: str, day: str | None, valid: bool = True) -> str:
     """A memory line as the answer model reads it.
@@ -31,7 +34,7 @@ def dated_line(text: str, day: str | None, valid: bool = True) -> str:
     '[8 May 2023] Ana: I moved.'
     """
     dated = day is None or text.startswith(f"[{day}]")
-    return ("" if dated else f"[{day}] ") + ("" if valid else "(no longer true) ") + text
+    return ("" if dated else f"[{day}] ") + ("" if valid else f"{RETIRED} ") + text
 
 
 def first_day(sources: list[Any], day_of: Callable[[Any], str | None]) -> str | None:

@@ -24,6 +24,7 @@ from collections import Counter
 from typing import Any
 
 from mags_lib.agents.base import Agent, AgentConfig, memory_reward, recalled
+from mags_lib.agents.memory_agent import node_list
 from mags_lib.tasks.base import Observation
 
 SYSTEM = ("You keep a memory of facts about a person and the people and things they mention. "
@@ -138,3 +139,6 @@ class Mem0Agent(Agent):
 
     def memory_size(self) -> int:
         return self.memory.to_networkx(valid_only=True).number_of_nodes()
+
+    def memory_nodes(self) -> list[dict[str, Any]]:
+        return node_list(self.memory)

@@ -23,6 +23,13 @@ from mags_lib.embed import MemoEmbedder
 from mags_lib.tasks.base import Observation
 
 
+def node_list(memory: Any) -> list[dict[str, Any]]:
+    """Every node of a `LiquidMemory`, superseded ones included: {"id", "text", "valid",
+    "key"} (what `Agent.memory_nodes` returns)."""
+    return [{"id": n, "text": d["text"], "valid": d["valid_to"] is None, "key": d["key"]}
+            for n, d in memory.graph.nodes(data=True)]
+
+
 class NeverContradicts:
     """A contradiction detector that never fires (the no-supersession ablation)."""
 
@@ -69,9 +76,7 @@ class MemoryAgent(Agent):
         return len(self.memory)
 
     def memory_nodes(self) -> list[dict[str, Any]]:
-        graph = self.memory.graph
-        return [{"id": n, "text": d["text"], "valid": d["valid_to"] is None, "key": d["key"]}
-                for n, d in graph.nodes(data=True)]
+        return node_list(self.memory)
 
     def memory_metrics(self) -> dict[str, Any]:
         return self.memory.metrics()

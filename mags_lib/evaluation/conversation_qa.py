@@ -19,8 +19,9 @@ Scores per agent (`summarize`): evidence recall@5 / @10 of the turns its best li
 (for the k's up to `ConversationEvalConfig.k`; `full_context` shows recent turns, not ranked
 ones, so its recall is of the window's last k turns), token F1 and exact match on categories
 1-4 (LoCoMo's scorer, `qa_metrics`), the abstention rate on category 5 (right) and on answerable questions (wrong),
-the persona rates where questions carry a `kind`, memory lines and size, seconds; intervals by
-bootstrap over conversations.
+the persona rates where questions carry a `kind`, the stage where each question on a fact's
+value was lost (`failure_stages`: write, superseded, recall, reader), memory lines and size,
+seconds; intervals by bootstrap over conversations.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mags_lib.evaluation.evidence_recall import KS, bootstrap_by_conversation, recall_at
+from mags_lib.evaluation.failure_stages import failure_stage, stage_counts
 from mags_lib.evaluation.qa_metrics import abstained, exact_match, persona_scores, qa_f1
 from mags_lib.tasks.base import Dialogue
 
@@ -103,6 +105,11 @@ class GoldWritesMemory:
     def memory_size(self) -> int:
         return len(self.memory)
 
+    def memory_nodes(self) -> list[dict[str, Any]]:
+        from mags_lib.agents.memory_agent import node_list
+
+        return node_list(self.memory)
+
 
 def reader(name: str, conv: Dialogue, llm: Any, cfg: ConversationEvalConfig,
            embedder: Any, roles: dict[str, Any] | None = None) -> Any:
@@ -144,6 +151,7 @@ def answer_rows(conv: Dialogue, name: str, memory: Any, llm: Any,
 
     ids = conv.stream_ids()
     size = memory.memory_size() if hasattr(memory, "memory_size") else None
+    listed = getattr(memory, "memory_nodes", None)
     rows = []
     for i in question_sample(conv, cfg):
         qa = conv.qa[i]
@@ -152,11 +160,14 @@ def answer_rows(conv: Dialogue, name: str, memory: Any, llm: Any,
         lines = [line["text"] for line in shown]
         prediction, record = answer_open(llm, lines, qa.asked(), max_tokens=cfg.max_tokens,
                                          seed=cfg.seed)
+        seconds = round(time.perf_counter() - t0, 3)
+        stage = failure_stage(qa, prediction, lines, listed() if callable(listed) else None)
         rows.append({"agent": name, "conversation": conv.sample_id, "question": i,
                      "category": qa.category, "kind": qa.kind, "text": qa.question,
                      "gold": qa.answer, "prediction": prediction, "raw": record["raw"],
                      "lines": timeline(lines), "memory_size": size,
-                     "seconds": round(time.perf_counter() - t0, 3), **score_row(qa, prediction),
+                     "seconds": seconds, "stage": stage,
+                     **score_row(qa, prediction),
                      **evidence_row(qa, shown, ids, cfg.k)})
     return rows
 
@@ -246,6 +257,9 @@ def summarize(rows: list[dict[str, Any]], qas: dict[tuple[str, int], Any]) -> di
             entry["persona"] = persona_scores(
                 {"qa": qas[(r["conversation"], r["question"])], "prediction": r["prediction"]}
                 for r in mine if r["kind"])
+        stages = stage_counts(mine).get(name)
+        if stages:
+            entry["stages"] = stages
         sizes = [r["memory_size"] for r in mine if r["memory_size"] is not None]
         entry["memory_size_mean"] = sum(sizes) / len(sizes) if sizes else None
         entry["lines_mean"] = sum(len(r["lines"]) for r in mine) / max(1, len(mine))

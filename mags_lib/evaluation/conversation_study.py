@@ -270,7 +270,11 @@ def _validity(counts: dict[str, int]) -> str:
 
 
 def study_markdown(result: dict[str, Any]) -> str:
-    """The study's tables: evidence recall, supersession, QA per agent, per source."""
+    """The study's tables: evidence recall, supersession, QA per agent, and where the questions
+    on a fact's value were lost (`failure_stages`; results saved before it have none), per
+    source."""
+    from mags_lib.evaluation.failure_stages import stages_markdown
+
     out = [f"Every agent answers with {result['reader']}."] if result.get("reader") else []
     for source in ("persona", "locomo"):
         part = result.get(source)
@@ -305,6 +309,10 @@ def study_markdown(result: dict[str, Any]) -> str:
                        f"{_f(s.get('memory_size_mean'), 0)} | "
                        f"{_f(sup.get('precision'))} / {_f(sup.get('recall'))} | "
                        f"{_validity((s.get('writing') or {}).get('counts') or {})} |")
+        stages = {name: s["stages"] for name, s in part["qa"]["summary"].items()
+                  if s.get("stages")}
+        if stages:
+            out += ["", stages_markdown(stages)]
         out.append("")
     if result.get("left_out"):
         out.append(f"Left out: {', '.join(result['left_out']['agents'])} "

@@ -21,7 +21,8 @@
 #    upper bound
 #    `gold_writes` (the gold facts written: it reads the gold, so it is never "MAGS"), one
 #    answer model for all (`ANSWER_LLM`: notebook 04's trained answer model, which learned
-#    conversation answer rows too), scored as LoCoMo scores, with the persona rates.
+#    conversation answer rows too), scored as LoCoMo scores, with the persona rates and the
+#    stage where each question on a fact's value was lost (write, superseded, recall, reader).
 # 4. The trained write and ask models alone, prompted exactly as in play, on every turn and
 #    question of the persona conversations: the write model's op confusion matrix, the ask
 #    model's hit rate, and raw outputs to read.
@@ -81,6 +82,20 @@ display(Markdown(study_markdown(result)))
 qa = result["persona"]["qa"]["summary"]
 current = {name: (s.get("persona") or {}).get("current_accuracy") for name, s in qa.items()}
 print("current-fact accuracy:", current)
+
+# %% [markdown]
+# Where is a fact lost? The tables under the QA table place every question on a fact's current
+# or earlier value at the first stage that missed it (`evaluation.failure_stages`): **write**
+# (no stored item names the value), **superseded** (only retired items name it), **recall** (a
+# valid item names it, no line shown does), **reader** (a shown line names it, the answer does
+# not). A memory agent's headroom is in its write / superseded / recall columns; the reader
+# column is shared by every agent, since they all answer with one model.
+
+# %%
+stages = {name: s["stages"].get("current", {}) for name, s in qa.items() if s.get("stages")}
+for name, counts in stages.items():
+    lost = {k: v for k, v in counts.items() if k != "answered"}
+    print(f"{name}: answered {counts.get('answered', 0)} of {sum(counts.values())}; lost at", lost)
 
 # %% [markdown]
 # ## The trained write and ask models alone, as in play

@@ -1,0 +1,125 @@
+"""Where a fact is lost: the stage at which each persona question about a fact fails.
+
+A memory agent can lose the answer in four places, and the score alone does not say which:
+
+    write       no stored item names the value (never written, or written garbled)
+    superseded  only items marked no longer true name it (a later write retired it)
+    recall      a valid item names it, but no line shown to the reader does
+    reader      a shown line names it (for the current value, a line not marked retired),
+                and the answer does not
+
+`answered` means the answer names the value (and, for a current-fact question, no stale one).
+An agent whose store cannot be listed (`bare`: `memory_nodes()` is None) gets `unseen` where
+its lines miss the value. Questions asking for the current value (`current`) need a valid item;
+those asking for an earlier one (`earlier`) any item, since the history is kept.
+
+    stage = failure_stage(qa, prediction, lines, nodes)   # nodes: [{"text", "valid"}] or None
+    table = stage_counts(rows)     # rows with "agent", "kind", "stage": agent -> kind -> counts
+    print(stages_markdown(table))
+
+Values are matched as the persona rates match them (`qa_metrics.mentions`: normalised words,
+articles dropped), so a value stored in other words ("visiting Kenya" for "a trip to Kenya")
+still counts as stored where its words are there.
+
+    >>> from mags_lib.conversations.types import QA
+    >>> q = QA("Which city am I living in?", "Porto", (), 4, asker="Ana", kind="current",
+    ...        stale=("Lisbon",))
+    >>> nodes = [{"text": "Ana lives in Lisbon.", "valid": False},
+    ...          {"text": "Ana lives in Porto.", "valid": True}]
+    >>> failure_stage(q, "Porto", ["Ana lives in Porto."], nodes)
+    'answered'
+    >>> failure_stage(q, "Lisbon", ["Ana lives in Lisbon.", "Ana lives in Porto."], nodes)
+    'reader'
+    >>> failure_stage(q, "Lisbon", ["Ana lives in Lisbon."], nodes)
+    'recall'
+    >>> failure_stage(q, "Lisbon", [], [{"text": "Ana lives in Porto.", "valid": False}])
+    'superseded'
+    >>> failure_stage(q, "Lisbon", ["(no longer true) Ana lives in Porto."],
+    ...               [{"text": "Ana lives in Porto.", "valid": False}])  # shown, but retired
+    'superseded'
+    >>> failure_stage(q, "I don't know", [], [])
+    'write'
+    >>> failure_stage(q, "I don't know", [], None)
+    'unseen'
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from mags_lib.agents.history_lines import RETIRED
+from mags_lib.evaluation.qa_metrics import mentions
+
+STAGES: tuple[str, ...] = ("answered", "reader", "recall", "superseded", "write", "unseen")
+"""Every stage, in the order a fact passes them (`unseen`: a store that cannot be listed)."""
+
+KINDS: tuple[str, ...] = ("current", "earlier")
+"""The persona question kinds whose gold is a fact's value."""
+
+
+def failure_stage(qa: Any, prediction: str, lines: list[str],
+                  nodes: list[dict[str, Any]] | None) -> str | None:
+    """The stage at which `qa` (a persona `QA` of a kind in `KINDS`) is lost, or 'answered';
+    None for another kind or a question without an answer."""
+    if qa.kind not in KINDS or not qa.answer:
+        return None
+    value = qa.answer
+    stale = qa.kind == "current" and any(mentions(prediction, s) for s in qa.stale)
+    if mentions(prediction, value) and not stale:
+        return "answered"
+    shown = [line for line in lines if mentions(line, value)]
+    if qa.kind == "current":
+        shown = [line for line in shown if RETIRED not in line]  # shown as retired: not current
+    if shown:
+        return "reader"
+    if nodes is None:
+        return "unseen"
+    named = [n for n in nodes if mentions(n["text"], value)]
+    if qa.kind == "current":
+        if any(n["valid"] for n in named):
+            return "recall"
+        return "superseded" if named else "write"
+    return "recall" if named else "write"
+
+
+def stage_counts(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
+    """agent -> kind -> stage -> questions, over rows carrying a `stage` (others skipped)."""
+    out: dict[str, dict[str, Counter]] = {}
+    for r in rows:
+        if r.get("stage") is None:
+            continue
+        out.setdefault(r["agent"], {}).setdefault(r["kind"], Counter())[r["stage"]] += 1
+    return {a: {k: {s: c[s] for s in STAGES if c[s]} for k, c in kinds.items()}
+            for a, kinds in out.items()}
+
+
+def stages_markdown(table: dict[str, dict[str, dict[str, int]]],
+                    kinds: tuple[str, ...] = KINDS) -> str:
+    """One table a kind: agents down, stages across, each cell 'n (share)'.
+
+    >>> print(stages_markdown({"mags": {"current": {"answered": 3, "write": 1}}}, ("current",)))
+    Questions on a fact's current value (current), by the stage where the answer was lost:
+    <BLANKLINE>
+    | agent | answered | reader | recall | superseded | write | unseen | questions |
+    |---|---|---|---|---|---|---|---|
+    | mags | 3 (0.75) | – | – | – | 1 (0.25) | – | 4 |
+    """
+    out = []
+    names = {"current": "a fact's current value", "earlier": "a fact's earlier value"}
+    for kind in kinds:
+        agents = [a for a in table if table[a].get(kind)]
+        if not agents:
+            continue
+        out += [f"Questions on {names.get(kind, kind)} ({kind}), by the stage where the answer "
+                "was lost:", "", "| agent | " + " | ".join(STAGES) + " | questions |",
+                "|" + "---|" * (len(STAGES) + 2)]
+        for a in agents:
+            counts = table[a][kind]
+            n = sum(counts.values())
+            cells = [f"{counts[s]} ({counts[s] / n:.2f})" if counts.get(s) else "–"
+                     for s in STAGES]
+            out.append(f"| {a} | " + " | ".join(cells) + f" | {n} |")
+        out.append("")
+    return "\n".join(out).rstrip()
