@@ -6,7 +6,8 @@ answer their questions with one answer model (`evaluation/conversation_qa.py`).
     python tools/conversation_qa.py OUT.json --agents mags static_rag --judge   # + the models alone
 
 Prints each agent's summary (F1 with 95% intervals over conversations, abstention, the persona
-rates) and writes it with every row to OUT.json. The test splits (persona 'test', LoCoMo
+rates) and, on the persona set, the stage where each question on a fact's value was lost
+(write, superseded, recall, reader), and writes it with every row to OUT.json. The test splits (persona 'test', LoCoMo
 'test') are for a frozen configuration only.
 """
 
@@ -101,6 +102,11 @@ def main() -> None:
     Path(args.out).write_text(json.dumps(out, indent=1))
     for name, s in out["summary"].items():
         print(name, json.dumps(s))
+    from mags_lib.evaluation.failure_stages import stages_markdown
+
+    stages = {name: s["stages"] for name, s in out["summary"].items() if s.get("stages")}
+    if stages:
+        print(stages_markdown(stages))
     print(f"{out['seconds']} s")
 
 
