@@ -20,7 +20,8 @@ MODULES = ["mags_lib.game.phrasing", "mags_lib.game.rule_reader", "mags_lib.agen
            "mags_lib.evaluation.evidence_recall", "mags_lib.conversations.types",
            "mags_lib.agents.open_answer", "mags_lib.agents.mem0",
            "mags_lib.synth.conversation_rows", "mags_lib.synth.chains",
-           "mags_lib.evaluation.failure_stages", "mags_lib.agents.history_lines"]
+           "mags_lib.evaluation.failure_stages", "mags_lib.agents.history_lines",
+           "mags_lib.evaluation.conversation_qa"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -67,3 +67,16 @@ def test_the_evaluation_places_every_fact_question_and_the_stages_add_up():
     table = study_markdown({"persona": {"split": "train", "conversations": 2, "evidence": {},
                                         "qa": out}})
     assert "by the stage where the answer was lost" in table and "| gold_writes |" in table
+
+
+def test_an_agent_above_the_upper_bound_is_named_in_the_study_tables():
+    from mags_lib.evaluation.conversation_qa import bound_breaches
+
+    summary = {"gold_writes": {"upper_bound": True, "f1": 0.40, "persona": {
+                   "current_accuracy": 0.50, "earlier_accuracy": 0.30}},
+               "static_rag": {"upper_bound": False, "f1": 0.45, "persona": {
+                   "current_accuracy": 0.40, "earlier_accuracy": None}}}
+    assert bound_breaches(summary) == [
+        "`static_rag` is above the upper bound `gold_writes` on F1 (0.450 > 0.400)"]
+    summary["static_rag"]["f1"] = 0.40  # level is not above
+    assert bound_breaches(summary) == []

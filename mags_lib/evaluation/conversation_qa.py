@@ -268,6 +268,38 @@ def summarize(rows: list[dict[str, Any]], qas: dict[tuple[str, int], Any]) -> di
     return out
 
 
+BOUNDED: dict[str, str] = {"f1": "F1", "current_accuracy": "current", "earlier_accuracy": "earlier"}
+"""Scores (summary key or persona-rate key -> label) on which an upper bound must lead."""
+
+
+def bound_breaches(summary: dict[str, Any]) -> list[str]:
+    """Where an agent scores above an upper bound of the same run (an upper bound it beats is
+    not a bound; the caller says why): one sentence each.
+
+    >>> bound_breaches({"gold_writes": {"upper_bound": True, "f1": 0.5,
+    ...                                 "persona": {"current_accuracy": 0.56}},
+    ...                 "mags": {"upper_bound": False, "f1": 0.4,
+    ...                          "persona": {"current_accuracy": 0.60}}})
+    ['`mags` is above the upper bound `gold_writes` on current (0.600 > 0.560)']
+    """
+    def score(entry: dict[str, Any], key: str) -> float | None:
+        return entry.get(key) if key in entry else (entry.get("persona") or {}).get(key)
+
+    out = []
+    for bound, b in summary.items():
+        if not b.get("upper_bound"):
+            continue
+        for name, a in summary.items():
+            if a.get("upper_bound"):
+                continue
+            for key, label in BOUNDED.items():
+                mine, cap = score(a, key), score(b, key)
+                if mine is not None and cap is not None and mine > cap:
+                    out.append(f"`{name}` is above the upper bound `{bound}` on {label} "
+                               f"({mine:.3f} > {cap:.3f})")
+    return out
+
+
 def run_conversation_eval(convs: list[Dialogue], llm: Any, cfg: ConversationEvalConfig,
                           *, embedder: Any = None, roles: dict[str, Any] | None = None,
                           progress: Any = None) -> dict[str, Any]:

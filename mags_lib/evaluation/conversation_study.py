@@ -30,6 +30,7 @@ from mags_lib.errors import MagsError
 from mags_lib.evaluation.conversation_qa import (
     ConversationEvalConfig,
     ask_validity,
+    bound_breaches,
     dialogue_memory,
     run_conversation_eval,
     write_validity,
@@ -309,6 +310,14 @@ def study_markdown(result: dict[str, Any]) -> str:
                        f"{_f(s.get('memory_size_mean'), 0)} | "
                        f"{_f(sup.get('precision'))} / {_f(sup.get('recall'))} | "
                        f"{_validity((s.get('writing') or {}).get('counts') or {})} |")
+        breaches = bound_breaches(part["qa"]["summary"])
+        if breaches:
+            out += ["", "An upper bound beaten is not a bound: " + "; ".join(breaches) + ". "
+                    "It bounds the writing (the gold facts in the memory's recall), not the "
+                    "reading: one reader answers from what it is shown, turns kept as said can "
+                    "carry words a gold fact leaves out, and on the persona set it is also "
+                    "shown retired versions, marked, which the reader can take; where the run "
+                    "has stage tables they say where each answer was lost."]
         stages = {name: s["stages"] for name, s in part["qa"]["summary"].items()
                   if s.get("stages")}
         if stages:
