@@ -3,14 +3,14 @@
 A memory agent can lose the answer in four places, and the score alone does not say which:
 
     write       no stored item names the value (never written, or written garbled)
-    superseded  only items marked no longer true name it (a later write retired it)
+    superseded  only superseded items name it (a later write retired the value)
     recall      a valid item names it, but no line shown to the reader does
     reader      a shown line names it (for the current value, a line not marked retired),
                 and the answer does not
 
 `answered` means the answer names the value (and, for a current-fact question, no stale one).
-An agent whose store cannot be listed (`bare`: `memory_nodes()` is None) gets `unseen` where
-its lines miss the value. Questions asking for the current value (`current`) need a valid item;
+An agent whose store cannot be listed (`bare`, `full_context`: `memory_nodes()` is None) gets
+`unseen` where its lines miss the value. Questions asking for the current value (`current`) need a valid item;
 those asking for an earlier one (`earlier`) any item, since the history is kept.
 
     stage = failure_stage(qa, prediction, lines, nodes)   # nodes: [{"text", "valid"}] or None
@@ -18,8 +18,8 @@ those asking for an earlier one (`earlier`) any item, since the history is kept.
     print(stages_markdown(table))
 
 Values are matched as the persona rates match them (`qa_metrics.mentions`: normalised words,
-articles dropped), so a value stored in other words ("visiting Kenya" for "a trip to Kenya")
-still counts as stored where its words are there.
+articles dropped): a fact stored in other words still counts where it names the value ("Yara
+is visiting Kenya." names "Kenya"), and a garbled one does not.
 
     >>> from mags_lib.conversations.types import QA
     >>> q = QA("Which city am I living in?", "Porto", (), 4, asker="Ana", kind="current",
@@ -53,7 +53,7 @@ from mags_lib.agents.history_lines import RETIRED
 from mags_lib.evaluation.qa_metrics import mentions
 
 STAGES: tuple[str, ...] = ("answered", "reader", "recall", "superseded", "write", "unseen")
-"""Every stage, in the order a fact passes them (`unseen`: a store that cannot be listed)."""
+"""Every stage, from the answer back to the write (`unseen`: a store that cannot be listed)."""
 
 KINDS: tuple[str, ...] = ("current", "earlier")
 """The persona question kinds whose gold is a fact's value."""
