@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mags_lib.evaluation.evidence_recall import KS, bootstrap_by_conversation, recall_at
+from mags_lib.evaluation.failure_stages import KINDS as FACT_KINDS
 from mags_lib.evaluation.failure_stages import failure_stage, stage_counts
 from mags_lib.evaluation.qa_metrics import abstained, exact_match, persona_scores, qa_f1
 from mags_lib.tasks.base import Dialogue
@@ -161,7 +162,8 @@ def answer_rows(conv: Dialogue, name: str, memory: Any, llm: Any,
         prediction, record = answer_open(llm, lines, qa.asked(), max_tokens=cfg.max_tokens,
                                          seed=cfg.seed)
         seconds = round(time.perf_counter() - t0, 3)
-        stage = failure_stage(qa, prediction, lines, listed() if callable(listed) else None)
+        stage = failure_stage(qa, prediction, lines, listed() if callable(listed)
+                              and qa.kind in FACT_KINDS else None)
         rows.append({"agent": name, "conversation": conv.sample_id, "question": i,
                      "category": qa.category, "kind": qa.kind, "text": qa.question,
                      "gold": qa.answer, "prediction": prediction, "raw": record["raw"],
