@@ -7,8 +7,8 @@ answer their questions with one answer model (`evaluation/conversation_qa.py`).
 
 Prints each agent's summary (F1 with 95% intervals over conversations, abstention, the persona
 rates) and, on the persona set, the stage where each question on a fact's value was lost
-(write, superseded, recall, reader), and writes it with every row to OUT.json. The test splits (persona 'test', LoCoMo
-'test') are for a frozen configuration only.
+(write, superseded, recall, reader), and writes it with every row to OUT.json. The test
+splits (persona 'test', LoCoMo 'test') are for a frozen configuration only.
 """
 
 from __future__ import annotations
