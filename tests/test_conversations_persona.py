@@ -44,6 +44,30 @@ def test_banks_split_into_disjoint_parts():
         assert sum(len(p) for p in parts) == len(bank)
 
 
+def _held_out_entries() -> set[str]:
+    banks = [P.FIRST, P.FIRST_OTHER, P.DIRECT, P.DIRECT_OTHER, P.INDIRECT, P.CORRECTION,
+             P.REPEAT, P.CHIT_CHAT, P.ASSISTANT, P.GREETING]
+    for attr in P.ATTRIBUTES:
+        for form in (attr.self_form, attr.other_form):
+            if form is not None:
+                banks += [getattr(form, f.name) for f in dataclasses.fields(form)]
+    return {x.lower() for b in banks for s in ("dev", "test") for x in P.split_of(b, s)}
+
+
+def test_training_only_wordings_repeat_no_dev_or_test_entry_and_stay_in_training():
+    from mags_lib.conversations import persona_train_phrases as T
+
+    extras = [x for bank in (*T.CLAUSES.values(), *T.FRAMES.values()) for x in bank]
+    assert extras and not {x.lower() for x in extras} & _held_out_entries()
+    assert all(key in T.FRAMES for key in (P.DIRECT_OTHER, P.INDIRECT, P.CORRECTION))
+    # an extra frame, filled, is recognisable by its fixed words: train uses them, dev/test never
+    marks = ["Not about me, but my", "My mistake, ", "I'm still adjusting to "]
+    train = _user_texts(persona_set("train", 150))
+    held = _user_texts(persona_set("dev", 40)) | _user_texts(persona_set("test", 40))
+    assert all(any(m in t for t in train) for m in marks)
+    assert not any(m in t for m in marks for t in held)
+
+
 def test_test_phrasings_never_appear_in_training_conversations():
     train = _user_texts(persona_set("train", 150))
     test = _user_texts(persona_set("test", 30))

@@ -19,7 +19,8 @@ value, though answering it now is stale. Gold writes (`Conversation.gold_facts`)
 canonical third-person sentence per fact-bearing turn, op 'add' or 'update' with the sentence
 it replaces; repeats and chit-chat write nothing.
 
-Splits: phrasings by `persona_phrases.split_of`, personas by seed range (`SEEDS`). A
+Splits: phrasings by `persona_phrases.split_of` (a training persona also draws from the
+training-only wordings of `persona_train_phrases`), personas by seed range (`SEEDS`). A
 conversation made for one split refuses a seed of another, so test personas never enter a
 dataset by accident.
 """
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 
 from mags_lib.conversations import persona_phrases as P
+from mags_lib.conversations import persona_train_phrases as T
 from mags_lib.conversations.types import QA, Conversation, GoldFact, Turn, day_of
 
 SEEDS: dict[str, range] = {"train": range(0, 10_000), "dev": range(10_000, 10_500),
@@ -90,8 +92,11 @@ class _Writer:
         self.gold_facts: list[GoldFact] = []
         self.session, self.date = 0, ""
 
-    def pick(self, bank: tuple[str, ...]) -> str:
-        return self.rng.choice(P.split_of(bank, self.split))
+    def pick(self, bank: tuple[str, ...], extra: tuple[str, ...] = ()) -> str:
+        """An entry of `bank`'s part for this split; a training persona also draws from
+        `extra` (`persona_train_phrases`), a dev or test one never does."""
+        return self.rng.choice(P.split_of(bank, self.split)
+                               + (extra if self.split == "train" else ()))
 
     def start(self, session: int, when: str) -> None:
         self.session, self.date = session, when
@@ -109,12 +114,15 @@ class _Writer:
         return fact.attr.self_form if fact.person == "self" else fact.attr.other_form
 
     def clause(self, fact: _Fact, slot: str, value: str) -> str:
-        return self.pick(getattr(self.form(fact), slot)).format(v=value, name=fact.person)
+        extra = T.clause_extra(fact.attr.name, _kind(fact), slot)
+        return self.pick(getattr(self.form(fact), slot), extra).format(v=value,
+                                                                       name=fact.person)
 
     def framed(self, fact: _Fact, frame: tuple[str, ...], other: tuple[str, ...] | None,
                **parts: str) -> str:
         bank = frame if fact.person == "self" or other is None else other
-        return self.pick(bank).format(rel=self.relation.get(fact.person, ""), **parts)
+        return self.pick(bank, T.frame_extra(bank)).format(
+            rel=self.relation.get(fact.person, ""), **parts)
 
     def gold(self, fact: _Fact, dia_id: str, value: str, replaces: str | None) -> None:
         who = self.user if fact.person == "self" else fact.person
@@ -122,6 +130,10 @@ class _Writer:
         old = None if replaces is None else fact.attr.fact.format(who=who, v=replaces)
         self.gold_facts.append(GoldFact(self.session, self.user, _cap(text), (dia_id,),
                                              "add" if old is None else "update", old))
+
+
+def _kind(fact: _Fact) -> str:
+    return "self" if fact.person == "self" else "other"
 
 
 def _cap(text: str) -> str:
@@ -233,7 +245,8 @@ def _questions(w: _Writer, rng: random.Random, cfg: PersonaConfig, facts: list[_
     qa = []
     for f in facts:
         def ask(slot: str, v: str = "", f: _Fact = f) -> str:
-            return w.pick(getattr(w.form(f), slot)).format(v=v, name=f.person)
+            extra = T.clause_extra(f.attr.name, _kind(f), slot)
+            return w.pick(getattr(w.form(f), slot), extra).format(v=v, name=f.person)
         qa.append(QA(ask("ask_current"), f.values[-1], (f.turns[-1],), 4, kind="current",
                      stale=tuple(dict.fromkeys(f.stale)), asker=w.user))
         if len(f.values) > 1:
@@ -243,8 +256,8 @@ def _questions(w: _Writer, rng: random.Random, cfg: PersonaConfig, facts: list[_
             qa.append(QA(ask("ask_when", f.values[-1]), f.changed_on, (f.change_turn,), 2,
                          kind="when", asker=w.user))
     for attr in rng.sample(unsaid, min(cfg.unknown_questions, len(unsaid))):
-        qa.append(QA(w.pick(attr.self_form.ask_current), None, (), 5, kind="unknown",
-                     asker=w.user))
+        asked = w.pick(attr.self_form.ask_current, T.clause_extra(attr.name, "self", "ask_current"))
+        qa.append(QA(asked, None, (), 5, kind="unknown", asker=w.user))
     return qa
 
 

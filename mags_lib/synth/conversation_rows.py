@@ -230,9 +230,16 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
     by_turn = _fact_turns(conv)
     rows = []
 
-    def lines_of(chain: list[Any]) -> list[str]:  # the current version after the one before
-        out = [dated_line(o.text, said.get(o.text), valid=False) for o in chain[-2:-1]]
-        return out + [dated_line(chain[-1].text, said.get(chain[-1].text))]
+    def lines_of(chain: list[Any], answer: str) -> list[str]:
+        """The current version after the one before; where neither names `answer` (the
+        version before was a correction, so the earlier value is older), the latest older
+        version that does comes first, also marked no longer true."""
+        shown = chain[-2:]
+        if not any(answer.lower() in o.text.lower() for o in shown):
+            named = [o for o in chain[:-2] if answer.lower() in o.text.lower()]
+            shown = named[-1:] + shown
+        out = [dated_line(o.text, said.get(o.text), valid=False) for o in shown[:-1]]
+        return out + [dated_line(shown[-1].text, said.get(shown[-1].text))]
 
     for i, qa in enumerate(conv.qa):
         answer = IDK if qa.answer is None else str(qa.answer).strip()
@@ -253,7 +260,7 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
             if rng.random() < cfg.no_memory_share:  # and no other line names the answer
                 pool = [c for c in chains if answer.lower() not in c[-1].text.lower()]
                 gold_chains, answer = [], IDK
-        blocks = [lines_of(c) for c in gold_chains]  # a fact stays after its earlier version
+        blocks = [lines_of(c, answer) for c in gold_chains]  # after its earlier version
         others = [c for c in pool if all(c is not g for g in gold_chains)]
         room = max(0, n_lines - sum(map(len, blocks)))
         blocks += [[dated_line(c[-1].text, said.get(c[-1].text))]

@@ -1,0 +1,153 @@
+"""Training-only phrasings of the persona conversations: more ways to say a fact, a change, an
+event and a question, used only when a *training* persona is made.
+
+    from mags_lib.conversations.persona_train_phrases import clause_extra, frame_extra
+    clause_extra("home", "other", "change")      # ("{name} has moved house to {v}", ...)
+    frame_extra(persona_phrases.DIRECT_OTHER)      # more frames of another person's news
+
+`persona_phrases` splits every bank by position into train / dev / test, which leaves training
+two of a clause's four wordings and one of a question's three. The write model then met a
+development wording of another person's move ("Chloe just settled in Ghent") as the user's own
+and wrote "Yara lives in Ghent" (docs/journal.md, 2026-11-29). These entries widen the training
+side only: `persona._Writer` draws a training persona's clause from the bank's training part
+plus the extras here, and a dev or test persona never sees them, so the dev and test banks stay
+as written. They were written after reading development errors, not the test banks' scores,
+and none repeats a dev or test entry (`tests/test_conversations_persona.py` checks it).
+
+Keys: a clause is (attribute name, "self" or "other", `Form` slot); a frame is its bank in
+`persona_phrases`. Placeholders as there ({v}, {name}, {s}, {c}, {e}, {old}, {rel}).
+"""
+
+from __future__ import annotations
+
+from mags_lib.conversations import persona_phrases as P
+
+CLAUSES: dict[tuple[str, str, str], tuple[str, ...]] = {
+    ("home", "self", "state"): ("my flat is in {v}", "I've been living in {v} for years",
+                                "I call {v} home"),
+    ("home", "self", "change"): ("I've moved house to {v}", "we finally moved to {v}",
+                                 "my new address is in {v}"),
+    ("home", "self", "event"): ("moving house to {v}", "our move to {v}",
+                                "finding a flat in {v}"),
+    ("home", "self", "ask_current"): ("Which city do I call home now?",
+                                      "What city is my flat in?"),
+    ("home", "self", "ask_earlier"): ("Which city did I use to live in?",
+                                      "What was my old city?"),
+    ("home", "other", "state"): ("{name} has been living in {v} for years",
+                                 "{name} calls {v} home", "{name} rents a place in {v}"),
+    ("home", "other", "change"): ("{name} has moved house to {v}", "{name} finally moved to {v}",
+                                  "{name}'s new address is in {v}"),
+    ("home", "other", "event"): ("{name} moving house to {v}", "{name}'s big move to {v}",
+                                 "{name} finding a flat in {v}"),
+    ("home", "other", "ask_current"): ("Which city does {name} call home now?",),
+    ("home", "other", "ask_earlier"): ("Which city did {name} use to live in?",),
+    ("job", "self", "state"): ("I'm employed as {v}", "I've been {v} for a few years",
+                               "I make a living as {v}"),
+    ("job", "self", "change"): ("I left my job and became {v}", "I'm working as {v} now",
+                                "I took a position as {v}"),
+    ("job", "self", "event"): ("taking the position as {v}", "the career change to {v}",
+                               "my first month as {v}"),
+    ("job", "self", "ask_current"): ("What do I work as nowadays?", "What is my line of work now?"),
+    ("job", "self", "ask_earlier"): ("What job did I use to have?", "What was my old job?"),
+    ("job", "other", "state"): ("{name} is employed as {v}", "{name} has been {v} for years",
+                                "{name} makes a living as {v}"),
+    ("job", "other", "change"): ("{name} left the old job and became {v}",
+                                 "{name} is working as {v} now",
+                                 "{name} took a position as {v}"),
+    ("job", "other", "event"): ("{name} taking the position as {v}",
+                                "{name}'s career change to {v}", "{name}'s first month as {v}"),
+    ("job", "other", "ask_current"): ("What does {name} work as nowadays?",),
+    ("job", "other", "ask_earlier"): ("What job did {name} use to have?",),
+    ("car", "self", "state"): ("I've got {v}", "I use {v} to get to work", "I have {v}"),
+    ("car", "self", "change"): ("I replaced my car with {v}", "I've got {v} now",
+                                "I bought {v} last week"),
+    ("car", "self", "event"): ("buying {v} last week", "driving {v} around", "trading up to {v}"),
+    ("car", "self", "ask_current"): ("Which car do I have now?", "What do I drive nowadays?"),
+    ("car", "self", "ask_earlier"): ("What car did I use to drive?", "What was my old car?"),
+    ("car", "other", "state"): ("{name} has {v}", "{name} uses {v} to get to work",
+                                "{name} has got {v}"),
+    ("car", "other", "change"): ("{name} replaced the old car with {v}", "{name} has {v} now",
+                                 "{name} bought {v} last week"),
+    ("car", "other", "event"): ("{name} buying {v}", "{name} driving {v} around",
+                                "{name} trading up to {v}"),
+    ("car", "other", "ask_current"): ("Which car does {name} have now?",),
+    ("car", "other", "ask_earlier"): ("What car did {name} use to drive?",),
+    ("class_day", "self", "state"): ("I have yoga on {v}", "{v} is when I do yoga",
+                                     "my weekly yoga falls on {v}"),
+    ("class_day", "self", "change"): ("my yoga is on {v} from now on",
+                                      "I moved my yoga class to {v}", "yoga changed to {v}"),
+    ("class_day", "self", "event"): ("the move of my yoga to {v}", "having yoga on {v}",
+                                     "the yoga change to {v}"),
+    ("class_day", "self", "ask_current"): ("Which day do I have yoga nowadays?",),
+    ("class_day", "self", "ask_earlier"): ("Which day did I use to do yoga?",
+                                           "What was my old yoga day?"),
+    ("food", "self", "state"): ("I'd eat {v} every day", "my top dish is {v}",
+                                "{v} is what I like most"),
+    ("food", "self", "change"): ("I like {v} best now", "my top dish is {v} these days",
+                                 "I prefer {v} to anything now"),
+    ("food", "self", "event"): ("trying {v} for the first time", "my {v} phase",
+                                "learning to cook {v}"),
+    ("food", "self", "ask_current"): ("Which food is my favourite nowadays?",),
+    ("food", "self", "ask_earlier"): ("What food did I use to like best?",
+                                      "What was my old favourite dish?"),
+    ("doctor", "self", "state"): ("I go to {v}", "my family doctor is {v}",
+                                  "{v} looks after me"),
+    ("doctor", "self", "change"): ("I go to {v} now", "{v} looks after me now",
+                                   "I left my doctor for {v}"),
+    ("doctor", "self", "event"): ("signing up with {v}", "my first visit to {v}",
+                                  "changing doctors to {v}"),
+    ("doctor", "self", "ask_current"): ("Which doctor do I go to nowadays?",),
+    ("doctor", "self", "ask_earlier"): ("Which doctor did I use to see?",
+                                        "Who was my old doctor?"),
+    ("instrument", "self", "state"): ("I play {v}", "I have lessons on {v}",
+                                      "I'm taking up {v} seriously"),
+    ("instrument", "self", "change"): ("I play {v} now", "I've moved on to {v}",
+                                       "I dropped my instrument for {v}"),
+    ("instrument", "self", "event"): ("buying {v}", "my lessons on {v}", "moving on to {v}"),
+    ("instrument", "self", "ask_current"): ("Which instrument do I play nowadays?",),
+    ("instrument", "self", "ask_earlier"): ("Which instrument did I use to play?",
+                                            "What was my old instrument?"),
+    ("trip", "self", "state"): ("I'm going to {v} on holiday", "my holiday plan is {v}",
+                                "I want to travel to {v} this year"),
+    ("trip", "self", "change"): ("I'm going to {v} instead", "my holiday plan is {v} now",
+                                 "we cancelled and picked {v}"),
+    ("trip", "self", "event"): ("picking {v} for the holiday", "planning the {v} trip",
+                                "the change of plan to {v}"),
+    ("trip", "self", "ask_current"): ("Which country am I going to on holiday?",),
+    ("trip", "self", "ask_earlier"): ("Where did I plan to travel at first?",
+                                      "What was my old holiday plan?"),
+}
+
+FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {
+    P.FIRST: ("By the way, {s}.", "Just so you know, {s}.", "Quick fact about me: {s}."),
+    P.FIRST_OTHER: ("Talking of my {rel}, {s}.", "My {rel} says that {s}.",
+                    "Not about me but my {rel}: {s}."),
+    P.DIRECT: ("So, {c}.", "Some news: {c}.", "A change for me, {c}."),
+    P.DIRECT_OTHER: ("Not about me, but my {rel} {c}.", "My {rel} told me that {c}.",
+                     "Some news from my {rel}: {c}.", "Talking of my {rel}, {c}."),
+    P.INDIRECT: ("After {e}, my commute is much shorter.", "With {e}, I hardly have free time.",
+                 "Because of {e}, I've been in a good mood.",
+                 "I'm still adjusting to {e}.", "{e} has been quite an adventure."),
+    P.CORRECTION: ("Oops, I mixed that up: {s}, not {old}.",
+                   "I need to correct myself: {s}, not {old}.", "My mistake, {s}, not {old}."),
+}
+
+
+def clause_extra(attribute: str, person: str, slot: str) -> tuple[str, ...]:
+    """The training-only wordings of one clause or question ((), where there are none).
+
+    >>> clause_extra("home", "other", "change")[0]
+    '{name} has moved house to {v}'
+    >>> clause_extra("food", "other", "state")
+    ()
+    """
+    return CLAUSES.get((attribute, person, slot), ())
+
+
+def frame_extra(bank: tuple[str, ...]) -> tuple[str, ...]:
+    """The training-only frames of a frame bank of `persona_phrases` (() for other banks).
+
+    >>> frame_extra(P.DIRECT)[0]
+    'So, {c}.'
+    """
+    return FRAMES.get(bank, ())
