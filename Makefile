@@ -38,7 +38,7 @@ browser: ## Install Debian's Chromium for the browser tests, if missing (needs r
 	@bash tools/browser.sh
 
 test: setup browser ## Run the test suite (CPU, offline, embedded models, real terminal and browser)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=30
 
 test-fast: setup ## Run the tests that need no real model
 	$(PY) -m pytest -q -m "not slow"
