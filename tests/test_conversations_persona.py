@@ -31,27 +31,25 @@ def test_a_seed_of_another_split_is_refused():
     assert not set(SEEDS["dev"]) & set(SEEDS["test"])
 
 
-def test_banks_split_into_disjoint_parts():
+def _banks() -> list[tuple[str, ...]]:
     banks = [P.FIRST, P.FIRST_OTHER, P.DIRECT, P.DIRECT_OTHER, P.INDIRECT, P.CORRECTION,
              P.REPEAT, P.CHIT_CHAT, P.ASSISTANT, P.GREETING]
     for attr in P.ATTRIBUTES:
         for form in (attr.self_form, attr.other_form):
             if form is not None:
                 banks += [getattr(form, f.name) for f in dataclasses.fields(form)]
-    for bank in banks:
+    return banks
+
+
+def test_banks_split_into_disjoint_parts():
+    for bank in _banks():
         parts = [set(P.split_of(bank, s)) for s in P.SPLITS]
         assert all(parts) and set().union(*parts) == set(bank)
         assert sum(len(p) for p in parts) == len(bank)
 
 
 def _held_out_entries() -> set[str]:
-    banks = [P.FIRST, P.FIRST_OTHER, P.DIRECT, P.DIRECT_OTHER, P.INDIRECT, P.CORRECTION,
-             P.REPEAT, P.CHIT_CHAT, P.ASSISTANT, P.GREETING]
-    for attr in P.ATTRIBUTES:
-        for form in (attr.self_form, attr.other_form):
-            if form is not None:
-                banks += [getattr(form, f.name) for f in dataclasses.fields(form)]
-    return {x.lower() for b in banks for s in ("dev", "test") for x in P.split_of(b, s)}
+    return {x.lower() for b in _banks() for s in ("dev", "test") for x in P.split_of(b, s)}
 
 
 def test_training_only_wordings_repeat_no_dev_or_test_entry_and_stay_in_training():
