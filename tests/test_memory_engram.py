@@ -10,7 +10,7 @@ from mags_lib.actions.types import EngramAdd, EngramUpdate, Forget, Link
 from mags_lib.embed import HashingEmbedder
 from mags_lib.errors import MagsError
 from mags_lib.memory import LiquidMemory, LLMJudgeDetector, MemoryConfig, RuleBasedDetector
-from mags_lib.memory.contradiction import content_tokens, is_negated
+from mags_lib.memory.contradiction import content_tokens, is_negated, named_subject
 
 CARROTS = "On rainy turns the purple glarb eats carrots."
 STONES = "On rainy turns the purple glarb eats stones."
@@ -227,6 +227,43 @@ def test_apply_engram_actions():
     assert len(report.linked) == 1 and mem.graph.edges[report.linked[0]]["kind"] == "link"
     assert report.forgotten and not mem.is_valid(report.forgotten[0])
     assert len(report.skipped) == 1 and report.n_engrams == 1
+
+
+def test_another_persons_fact_of_the_same_value_is_never_superseded():
+    """Persona dev: "Felix lives in Turin." retired Hugo's "Hugo lives in Turin." (8 of 164
+    supersessions of the gold facts). Both write paths check the subject; `subject_check=False`
+    brings the old behaviour back, so the check is what makes the difference."""
+    for check in (True, False):
+        mem = make_memory(subject_check=check)
+        hugo = mem.observe("Hugo lives in Turin.", block="semantic")
+        felix = mem.observe("Felix lives in Turin.", block="semantic")
+        assert mem.is_valid(hugo) is check and mem.is_valid(felix)
+        if check:  # Hugo's own change still supersedes, and only his fact
+            moved = mem.observe("Hugo lives in Leeds now.", block="semantic")
+            assert mem.node(hugo)["superseded_by"] == moved and mem.is_valid(felix)
+        # an update names no node: its nearest fact of another name is passed over
+        nadia = mem.observe("Nadia drives a Volvo to work.", block="semantic")
+        report = mem.apply([EngramUpdate("semantic", "Priya drives a Volvo to work.")])
+        assert mem.is_valid(nadia) is check
+        assert bool(report.superseded) is not check
+    mem = make_memory()
+    old = mem.observe("Nadia drives a Volvo.", block="semantic")
+    mem.observe("Correction: Nadia drives a Toyota, not a Volvo.", block="semantic")
+    assert not mem.is_valid(old)  # a lead-in or a change marker hides no name
+    mine = mem.observe("Something about me: my next holiday is in Iceland.", block="semantic")
+    mem.observe("Wait, I misspoke last time: my next holiday is in Canada, not Iceland.",
+                block="semantic")
+    assert not mem.is_valid(mine)  # "Something" and "Wait" are not names
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Mira lives in Ghent.", "mira"), ("Actually, Yara's doctor is Dr Silva.", "yara"),
+    ("Heard from my neighbour: Chloe just settled in Ghent.", "chloe"),
+    ("I moved to Lisbon.", None), ("On rainy turns the purple glarb eats carrots.", None),
+    ("Wait, I misspoke last time: my next holiday is in Canada.", None),
+    ("Give the purple glarb the carrot on rainy turns.", None), ("", None)])
+def test_named_subject(text, name):
+    assert named_subject(text) == name
 
 
 def test_engram_update_supersedes_closest_even_without_lexical_contradiction():

@@ -91,6 +91,10 @@ class EngramConfig:
         "help": "rule detector: shared content tokens / content tokens of the shorter fact"})
     contradiction_max_diff: int = field(default=3, metadata={
         "help": "rule detector: at most this many content tokens differ on each side"})
+    subject_check: bool = field(default=True, metadata={
+        "help": "a fact never supersedes one that opens with another name (\"Felix lives in "
+                "Ghent.\" leaves \"Mira lives in Ghent.\" valid), whatever the detector or an "
+                "update's nearest fact; keyed writes are not checked"})
     superseded_confidence_factor: float = field(default=0.5, metadata={
         "help": "a superseded or forgotten node's confidence is multiplied by this"})
     keep_history: bool = field(default=True, metadata={

@@ -24,6 +24,8 @@ not content: they announce a new value, so they neither count as a difference no
 
 Failure modes, by design of a bag-of-words rule: a different subject with the same predicate
 ("the purple glarb eats carrots" / "the blue glarb eats carrots") is flagged as a contradiction;
+the write path guards the commonest case, two facts that open with different names ("Mira lives
+in Ghent." / "Felix lives in Ghent."), with `different_subjects`, whatever the detector;
 multi-valued slots ("eats carrots" and "eats apples" both true) are flagged; paraphrases that
 share few words, antonyms ("hot" / "cold" in long sentences with more than `max_diff` other
 changes) and double negatives are missed. Use `key=` or `LLMJudgeDetector` where that matters.
@@ -69,6 +71,10 @@ CHANGE_MARKERS = _words("""
 now anymore longer instead actually correction correct corrected update updated change changed
 changes rule rules new newly currently still
 """)
+# a word followed by one of these is an imperative ("Give the glarb...", "Think of..."), not a name
+_IMPERATIVE_NEXT = _words("the a an of what to on in at for me us him her them it you my your "
+                          "his our their this that these those")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'’-]*")
 _CLAUSE = re.compile(r"[,.;:!?()]|\b(?:but|and|while|whereas)\b")
 
 
@@ -109,6 +115,53 @@ def is_negated(text: str) -> bool:
     count = sum(1 for token in tokenize(lowered) if token in NEGATIONS)
     count += len(_NEGATED_CONTRACTION.findall(lowered))
     return count % 2 == 1
+
+
+@lru_cache(maxsize=1 << 16)  # pure; a write asks again about its neighbours' texts
+def named_subject(text: str) -> str | None:
+    """The name a fact opens with, as a content token: its first word after any lead-in ending in
+    a colon and any change markers, when that word is capitalised, not a stopword, not set off
+    by a comma and not an imperative (followed by "the", "of", "me", ...). "Mira lives in
+    Ghent." -> "mira", "Actually, Yara's doctor is Dr Silva." -> "yara", "Heard from my cousin:
+    Nadia drives a Volvo." -> "nadia"; None for "I moved to Lisbon.", "On rainy turns the purple
+    glarb eats carrots.", "Wait, I misspoke.", "Give the glarb the carrot.".
+
+    >>> named_subject("Now Felix lives in Ghent."), named_subject("My sister lives in Ghent.")
+    ('felix', None)
+    """
+    _, colon, rest = text.partition(":")
+    body = rest if colon and rest.strip() else text
+    for match in _WORD.finditer(body):
+        bare = re.split(r"['’]", match.group())[0]
+        low = bare.lower()
+        if low in CHANGE_MARKERS:
+            continue
+        after = _WORD.search(body, match.end())
+        if (not bare[:1].isupper() or low in STOPWORDS or low in NEGATIONS
+                or low in _CONTRACTED or body[match.end():match.end() + 1] == ","
+                or (after is not None and after.group().lower() in _IMPERATIVE_NEXT)):
+            return None
+        tokens = content_tokens(bare)
+        return next(iter(tokens)) if len(tokens) == 1 else None
+    return None
+
+
+def different_subjects(old_text: str, new_text: str) -> bool:
+    """True when the two facts open with different names and neither name occurs in the other
+    fact: "Felix lives in Ghent." states nothing about "Mira lives in Ghent.", however alike the
+    rest. A fact that opens otherwise, or names the other's subject anywhere ("Yesterday Felix
+    moved to Ghent." / "Felix lives in Bruges."), is not told apart: the detector decides.
+
+    >>> different_subjects("Mira lives in Ghent.", "Felix lives in Ghent.")
+    True
+    >>> different_subjects("Felix lives in Bruges.", "Yesterday Felix moved to Ghent.")
+    False
+    >>> different_subjects("I live in Porto.", "I live in Lisbon now.")
+    False
+    """
+    old, new = named_subject(old_text), named_subject(new_text)
+    return (old is not None and new is not None and old != new
+            and old not in content_tokens(new_text) and new not in content_tokens(old_text))
 
 
 @runtime_checkable

@@ -42,7 +42,7 @@ import numpy as np
 from mags_lib.actions.types import BLOCKS
 from mags_lib.errors import MagsError
 from mags_lib.memory.config import MAX_EPISODE_CONTEXT
-from mags_lib.memory.contradiction import normalise_text
+from mags_lib.memory.contradiction import different_subjects, normalise_text
 from mags_lib.memory.types import MAX_ITEM_CHARS, Source, WriteOutcome
 
 if TYPE_CHECKING:
@@ -325,13 +325,15 @@ def scored_neighbours(mem: LiquidMemory, new: int, vector: np.ndarray,
 def update_target(mem: LiquidMemory, item: WriteItem, same: list[tuple[int, float]]
                   ) -> list[int]:
     """The fact an `EngramUpdate` replaces when no detector flagged one: the nearest same-block
-    fact above `update_supersede_threshold`, or, with `mem.judge`, the first of the
+    fact above `update_supersede_threshold` (with `subject_check`, none that opens with another
+    name: `contradiction.different_subjects`), or, with `mem.judge`, the first of the
     `update_judge_candidates` nearest that the judge says the update replaces (none: an add)."""
     cfg = mem.config
-    near = [j for j, c in same if c >= cfg.engram.update_supersede_threshold]
+    nodes = mem.graph._node
+    near = [j for j, c in same if c >= cfg.engram.update_supersede_threshold
+            and not (cfg.engram.subject_check and different_subjects(nodes[j]["text"], item.text))]
     if mem.judge is None:
         return near[:1]
-    nodes = mem.graph._node
     for j in near[:cfg.engram.update_judge_candidates]:
         if mem.judge.contradicts(nodes[j]["text"], item.text):
             return [j]
@@ -357,6 +359,8 @@ def contradicted_nodes(mem: LiquidMemory, item: WriteItem,
         if c < cfg.engram.contradiction_min_cosine:
             break
         old_text = nodes[j]["text"]
+        if cfg.engram.subject_check and different_subjects(old_text, item.text):
+            continue
         if normalise_text(old_text) != text and mem.detector.contradicts(old_text, item.text):
             out.append(j)
     return out
