@@ -253,7 +253,7 @@ def test_another_persons_fact_of_the_same_value_is_never_superseded():
     mine = mem.observe("Something about me: my next holiday is in Iceland.", block="semantic")
     mem.observe("Wait, I misspoke last time: my next holiday is in Canada, not Iceland.",
                 block="semantic")
-    assert not mem.is_valid(mine)  # "Something" and "Wait" are not names
+    assert not mem.is_valid(mine)  # "Something about me:" and "Wait, ..." name no one
 
 
 @pytest.mark.parametrize(("text", "name"), [

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import islice
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -330,11 +331,11 @@ def update_target(mem: LiquidMemory, item: WriteItem, same: list[tuple[int, floa
     `update_judge_candidates` nearest that the judge says the update replaces (none: an add)."""
     cfg = mem.config
     nodes = mem.graph._node
-    near = [j for j, c in same if c >= cfg.engram.update_supersede_threshold
-            and not (cfg.engram.subject_check and different_subjects(nodes[j]["text"], item.text))]
+    near = (j for j, c in same if c >= cfg.engram.update_supersede_threshold
+            and not (cfg.engram.subject_check and different_subjects(nodes[j]["text"], item.text)))
     if mem.judge is None:
-        return near[:1]
-    for j in near[:cfg.engram.update_judge_candidates]:
+        return list(islice(near, 1))
+    for j in islice(near, cfg.engram.update_judge_candidates):
         if mem.judge.contradicts(nodes[j]["text"], item.text):
             return [j]
     return []
