@@ -143,19 +143,21 @@ def test_gold_writes_supersede_exactly_what_the_gold_says_they_replace():
     from mags_lib.conversations.types import Conversation, GoldFact, Turn
     from mags_lib.evaluation.conversation_qa import GoldWritesMemory
 
+    # no name opens these facts, so the memory's own subject check cannot tell them apart:
+    # only the gold's keys keep the sister's home when the brother's changes
     when = "1:00 pm on 1 May, 2023"
-    said = ["Hugo lives in Turin.", "Felix lives in Turin.", "Hugo moved to Leeds.",
-            "Felix moved to Leeds too."]
+    said = ["My brother lives in Turin.", "My sister lives in Turin.",
+            "My brother moved to Leeds.", "My sister moved to Leeds too."]
     turns = [Turn(f"D1:{i + 1}", 1, "Ana", t, when) for i, t in enumerate(said)]
-    gold = [GoldFact(1, "Ana", "Hugo lives in Turin.", ("D1:1",)),
-            GoldFact(1, "Ana", "Felix lives in Turin.", ("D1:2",)),
-            GoldFact(1, "Ana", "Hugo lives in Leeds.", ("D1:3",), "update",
-                     "Hugo lives in Turin."),
-            GoldFact(1, "Ana", "Felix lives in Leeds.", ("D1:4",), "update",
-                     "Felix lives in Turin.")]
+    gold = [GoldFact(1, "Ana", "My brother lives in Turin.", ("D1:1",)),
+            GoldFact(1, "Ana", "My sister lives in Turin.", ("D1:2",)),
+            GoldFact(1, "Ana", "My brother lives in Leeds.", ("D1:3",), "update",
+                     "My brother lives in Turin."),
+            GoldFact(1, "Ana", "My sister lives in Leeds.", ("D1:4",), "update",
+                     "My sister lives in Turin.")]
     conv = Conversation("toy-1", ("Ana", "Assistant"), {1: turns}, [], gold)
     nodes = GoldWritesMemory(conv, HashingEmbedder(), k=5).memory_nodes()
-    assert sorted(n["text"] for n in nodes if n["valid"]) == ["Felix lives in Leeds.",
-                                                              "Hugo lives in Leeds."]
-    assert sorted(n["text"] for n in nodes if not n["valid"]) == ["Felix lives in Turin.",
-                                                                  "Hugo lives in Turin."]
+    assert sorted(n["text"] for n in nodes if n["valid"]) == ["My brother lives in Leeds.",
+                                                              "My sister lives in Leeds."]
+    assert sorted(n["text"] for n in nodes if not n["valid"]) == ["My brother lives in Turin.",
+                                                                  "My sister lives in Turin."]
