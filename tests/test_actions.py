@@ -673,3 +673,21 @@ def test_smollm2_with_the_grammar_always_writes_a_complete_block(kind):
         outputs.append(out["choices"][0]["message"]["content"])
     llm.close()
     assert adherence(outputs, kind) == 1.0, adherence_report(outputs, kind)
+
+
+def test_grounding_names_and_what_supports_them():
+    from mags_lib.actions.grounding import names, speaker_of, unsupported_names
+
+    obs = "[3 May 2023] Yara: Something about me: I'm based in Utrecht."
+    assert unsupported_names("Yara works at Utrecht University.", obs) == ["University"]
+    assert unsupported_names("Yara lives in Utrecht.", obs) == []  # paraphrased verbs pass
+    assert unsupported_names("On Japan's Cherry Blossom Day, Yara eats.", obs) == [
+        "Japan's", "Cherry", "Blossom", "Day"]
+    assert unsupported_names("Yara has 2 cats.", obs) == ["2"]  # numbers are names too
+    assert unsupported_names("Yara visits Dr Okafor's clinic.", "Yara: Dr Okafor is my GP.") == []
+    assert unsupported_names("Ana's cars are Fiats.", "Ana: I drive a Fiat.") == []  # plural
+    assert unsupported_names("Tim thanks John.", "Tim: Thanks!", also=["John"]) == []
+    assert names("The red quax eats only the slate.") == []  # the game's rules name no one
+    assert speaker_of("[8 May 2023] Jean Paul: Bonjour.") == "Jean Paul"
+    assert speaker_of("Rule change: the quax eats slate.") is None
+    assert speaker_of("") is None

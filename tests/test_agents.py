@@ -511,3 +511,36 @@ def test_interleave_merge_gives_each_query_a_share_and_the_observation_leads():
     mixed = [h.node_id for h in merged_hits(memory, ["obs", "q"], 4, 4, merge="interleave")]
     assert by_score == [1, 2, 3, 7]
     assert mixed == [7, 1, 2, 8]  # round robin, each node once, invalid hits dropped
+
+
+def test_grounding_refuses_a_written_fact_that_names_what_the_turn_never_said():
+    """A write model that invents a day ("On Wednesdays") or a place changes nothing under
+    LoopConfig.grounding and is counted; a fact whose names the turn has, or an earlier speaker
+    ("you" is Gina), is stored; with grounding off the invention is stored."""
+    class Inventor(RuleReaderRoleLLM):
+        def chat(self, messages, **kw):
+            user = messages[-1]["content"]
+            if "Thanks" in user:  # before "sushi": the stored lines shown may hold it
+                text = "<engram>\nadd semantic 0.9: Jon thanks Gina for her help.\n</engram>"
+            elif "sushi" in user:
+                text = ("<engram>\nadd semantic 0.9: On Wednesdays, Lena eats sushi.\n"
+                        "add semantic 0.9: Lena likes sushi.\n</engram>")
+            else:
+                text = "<engram>\n</engram>"
+            return self._completion(user, text)
+
+    turns = ["[1 May 2023] Gina: Hi Jon!", "[1 May 2023] Lena: It's sushi for me now.",
+             "[2 May 2023] Jon: Thanks for having my back."]
+    stored = {}
+    for grounding in (True, False):
+        agent = make_agent("mags", RuleReaderLLM(), embedder=HashingEmbedder(),
+                           roles={"ask": RuleReaderRoleLLM(), "write": Inventor()},
+                           loop={"grounding": grounding})
+        agent.reset(0)
+        for i, text in enumerate(turns):
+            agent.observe(Observation(text, turn=i, kind="utterance"))
+        stored[grounding] = {d["text"] for _, d in agent.memory.graph.nodes(data=True)}
+        assert agent.counts["op_add"] == 3  # the model's ops are counted before the check
+        assert agent.counts.get("write_ungrounded", 0) == (1 if grounding else 0)
+    assert stored[True] == {"Lena likes sushi.", "Jon thanks Gina for her help."}
+    assert stored[False] == stored[True] | {"On Wednesdays, Lena eats sushi."}

@@ -49,6 +49,8 @@ def main() -> None:
                     help="mags: how the queries' hits are merged (LoopConfig.merge)")
     ap.add_argument("--versions", type=int, default=0,
                     help="mags: earlier versions shown before each recalled fact (LoopConfig)")
+    ap.add_argument("--grounding", choices=["on", "off"], default=None,
+                    help="mags: refuse writes naming what the turn never said (LoopConfig)")
     ap.add_argument("--judge", action="store_true",
                     help="persona: also judge the write and ask models alone, as in play")
     args = ap.parse_args()
@@ -86,6 +88,8 @@ def main() -> None:
         loop["merge"] = args.merge
     if args.query_k is not None:
         loop["query_k"] = args.query_k
+    if args.grounding is not None:
+        loop["grounding"] = args.grounding == "on"
     cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions,
                                  loop=loop)
     llm = load_llm(model=reader)

@@ -10,7 +10,9 @@ games whose decision turns also inform, as TextWorld's room descriptions do), th
   emits an `<engram>` block; its actions (add / update / link / forget) are applied with
   `memory.apply`. Whether a new fact merges, supersedes or adds is decided by the model's op
   and the memory's own detectors (`update` supersedes the closest same-block fact), never by
-  the game. Output that does not parse changes nothing and is counted.
+  the game. Output that does not parse changes nothing and is counted; with
+  `LoopConfig.grounding` so does a fact that names what the turn never said
+  (`actions.grounding`).
 * **ask** (decision turns): the ask model emits a `<recall>` block under the recall grammar;
   each query runs the memory's read path (hybrid anchors, traversal along strong edges,
   Hebbian use), the hits are merged by node (best score), and the `k` best valid ones become
@@ -114,6 +116,11 @@ class LoopConfig:
         "help": "earlier versions shown before each recalled fact, marked '(no longer true)' "
                 "(`agents.history_lines`), so that the answer model can name what was true "
                 "before; 0: the facts valid now only (the game, whose stale rules only mislead)"})
+    grounding: bool = field(default=False, metadata={
+        "help": "refuse a written add / update that names what the observation never said (a "
+                "capitalised word or a number that neither the turn nor an earlier speaker "
+                "has, `actions.grounding`): it changes nothing and is counted "
+                "(`write_ungrounded`); the rest of the block is applied"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -245,6 +252,7 @@ class MagsLoopAgent(MemoryAgent):
         self.last_ask: dict[str, Any] | None = None
         self.routes: list[tuple[int, str, tuple[str, ...]]] = []
         self.when: dict[str, str] = {}
+        self.speakers: set[str] = set()  # who has spoken so far (grounding)
 
     def reset(self, seed: int) -> None:
         super().reset(seed)
@@ -252,6 +260,7 @@ class MagsLoopAgent(MemoryAgent):
         self.routes = []
         self.last_write = self.last_ask = None
         self.when = {}  # source -> the day the task dated it with
+        self.speakers = set()
 
     # ----- every turn -------------------------------------------------------------------
     def observe(self, obs: Observation, reward: float | None = None,
@@ -281,6 +290,11 @@ class MagsLoopAgent(MemoryAgent):
 
     def write(self, obs: Observation, timing: dict[str, float]) -> None:
         from mags_lib.actions import EngramAdd, EngramUpdate, engram_grammar, parse_actions
+        from mags_lib.actions.grounding import speaker_of
+
+        who = speaker_of(obs.text)
+        if who:
+            self.speakers.add(who)
 
         if self.loop.writer == "verbatim":
             text = " ".join(obs.text.split())
@@ -313,8 +327,9 @@ class MagsLoopAgent(MemoryAgent):
             self.counts["op_none"] += 1
         for action in parsed.actions:
             self.counts[f"op_{type(action).__name__.removeprefix('Engram').lower()}"] += 1
+        actions = self.grounded(parsed.actions, obs.text)
         t2 = time.perf_counter()
-        report = self.memory.apply(parsed.actions, source=f"turn:{obs.turn}")
+        report = self.memory.apply(actions, source=f"turn:{obs.turn}")
         timing["apply_step"] = time.perf_counter() - t2
         self.counts["nodes_added"] += len(report.added)
         self.counts["nodes_superseded"] += len(report.superseded)
@@ -323,8 +338,29 @@ class MagsLoopAgent(MemoryAgent):
                                       "superseded": report.superseded,
                                       "skipped": report.skipped}
         # the sentences stored (add / update), for scoring what the writer made of the text
-        self.last_write["stored"] = [a.text for a in parsed.actions
+        self.last_write["stored"] = [a.text for a in actions
                                      if isinstance(a, EngramAdd | EngramUpdate)]
+
+    def grounded(self, actions: list[Any], observation: str) -> list[Any]:
+        """`actions` less the adds / updates whose names the observation (or an earlier
+        speaker) does not have, under `LoopConfig.grounding`; those are counted and kept in
+        `last_write["ungrounded"]`."""
+        from mags_lib.actions import EngramAdd, EngramUpdate
+        from mags_lib.actions.grounding import unsupported_names
+
+        if not self.loop.grounding:
+            return list(actions)
+        kept, refused = [], []
+        for a in actions:
+            if isinstance(a, EngramAdd | EngramUpdate) and unsupported_names(
+                    a.text, observation, self.speakers):
+                refused.append(a.text)
+            else:
+                kept.append(a)
+        self.counts["write_ungrounded"] += len(refused)
+        if self.last_write is not None:
+            self.last_write["ungrounded"] = refused
+        return kept
 
     # ----- decision turns ---------------------------------------------------------------
     def queries(self, obs: Observation) -> list[str]:

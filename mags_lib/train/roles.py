@@ -93,7 +93,11 @@ class RoleRecipe:
 # op was the seed's prior (held-out op accuracy 0.33-0.67 in 4 runs of 120 steps). Weighted for
 # 360 steps the model chose its op (held-out 0.867, F1 0.860) and played within noise of the
 # plain writer, but those steps took 50 minutes here; 240 steps fit notebooks 01-03's
-# 60-minute budget once LoRA dropout was dropped. Trained on rule changes partly re-framed as
+# 60-minute budget once LoRA dropout was dropped. Since the mix grew to 4,096 rows (persona and
+# LoCoMo rows beside the game's, game rows twice) 240 steps were 0.47 of a pass with the loss
+# still falling; one pass (512 steps, 48 min on 2 cores) wrote the development personas' facts
+# far better (fact exact 0.44 -> 0.67; in the loop current facts 14 -> 29 of 48) but writes
+# more chit-chat as facts (none -> add 9 -> 43 of 108; journal 2026-11-30). Trained on rule changes partly re-framed as
 # first sights (SynthConfig.reframe_update_share) it reached 0.900 but wrote nothing for some
 # changes and played worse. The answer model trains 60 SFT steps: at 30 (a quarter epoch) it
 # named the last-named option when unsure (greedy accuracy 0.74 with the right item named last
@@ -106,7 +110,7 @@ ROLE_RECIPES: dict[str, RoleRecipe] = {
     "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
                       grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
                       grpo_scale_rewards="batch", grpo_mine=400, grpo_mine_lowest_first=True),
-    "write": RoleRecipe(sft_steps=240, grpo_steps=10, completion_tokens=48, eval_tokens=48,
+    "write": RoleRecipe(sft_steps=512, grpo_steps=10, completion_tokens=48, eval_tokens=48,
                         sft_decision_weight=10.0),
     "answer": RoleRecipe(sft_steps=60, grpo_steps=10, completion_tokens=12, eval_tokens=16,
                          sft_max_length=512),

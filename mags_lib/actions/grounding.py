@@ -1,0 +1,94 @@
+"""Grounding of a written fact: does every name in it come from the text it was written from?
+
+    from mags_lib.actions.grounding import unsupported_names
+
+    unsupported_names("On Wednesdays, Lena eats risotto.",
+                      "[3 May 2023] Lena: I've gone off my old favourite, it's risotto now.")
+    # -> ['Wednesdays']
+
+A small write model paraphrases freely, and where it invents, it invents names: a day ("On
+Wednesdays, Lena eats only violin."), a place ("Yara works at Utrecht University." for "I'm based
+in Utrecht."), an occasion ("On Japan's Cherry Blossom Day"). Once such a fact is stored, the
+write prompt shows it again as an already stored fact and the model copies it into the next
+ones. A name here is a capitalised word that is not a common function word (so the sentence's
+first "On" or "The" is not one), or a number; it is supported when the observation has it, in
+any case, singular or plural, with or without "'s". The verbs and nouns a fact paraphrases are
+not checked: "Chloe lives in Lisbon." for "Chloe is based in Lisbon." is the writer's job.
+
+Only the observation supports a name, and the people who have spoken so far (a turn's "you" is
+one of them: "Jon thanks Gina." for Jon's "Thanks for having my back."): the recalled lines
+shown to the writer are where copied inventions come from. The check reads no gold and no task structure; `agents.loop` applies it
+to each add / update of the write model (`LoopConfig.grounding`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,:]\d+)*")
+_FUNCTION = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i i'm i've i'd i'll if in into is it
+its itself just me more most my myself no nor not now of off on once only or other our ours
+ourselves out over own same she should so some such than that the their theirs them themselves
+then there these they this those through to too under until up very was we were what when where
+which while who whom why will with you your yours yourself yourselves yes oh ok okay well also
+every each since still yet already today yesterday tomorrow
+""".split())
+
+
+def _key(word: str) -> str:
+    w = word.lower().replace("\u2019", "'")
+    for tail in ("'s", "'"):
+        if w.endswith(tail):
+            w = w[: -len(tail)]
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def names(text: str) -> list[str]:
+    """The words of `text` that name something: capitalised words that are not function words,
+    and numbers, in order, once each.
+
+    >>> names("On Wednesdays, Lena's yoga class meets at 7 in the Old Hall.")
+    ['Wednesdays', "Lena's", '7', 'Old', 'Hall']
+    """
+    out: list[str] = []
+    for w in _WORD.findall(text):
+        named = w[0].isdigit() or (w[0].isupper() and _key(w) not in _FUNCTION)
+        if named and w not in out:
+            out.append(w)
+    return out
+
+
+_SPEAKER = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([A-Z][\w'-]*(?: [A-Z][\w'-]*)?):\s")
+
+
+def speaker_of(observation: str) -> str | None:
+    """Who says a dialogue turn, read from its "[date] Name: words" form, else None.
+
+    >>> speaker_of("[8 May 2023] Ana: I moved to Lisbon."), speaker_of("It rains.")
+    ('Ana', None)
+    """
+    m = _SPEAKER.match(observation)
+    return m.group(1) if m else None
+
+
+def unsupported_names(fact: str, observation: str, also: Iterable[str] = ()) -> list[str]:
+    """The names of `fact` that neither `observation` nor `also` (more names that support, such
+    as the people who have spoken so far: "you" in a turn is one of them) has; see the module.
+
+    >>> obs = "[3 May 2023] Lena: Update on my side: I've gone off my old favourite, it's sushi now."
+    >>> unsupported_names("On Wednesdays, Lena eats only sushi.", obs)
+    ['Wednesdays']
+    >>> unsupported_names("Lena's favourite food is sushi.", obs)
+    []
+    >>> unsupported_names("Jon thanks Gina.", "[2 May 2023] Jon: Thanks!", also=["Gina"])
+    []
+    >>> unsupported_names("On rainy turns, the purple glarb eats turnips.",
+    ...                   "Rule change: on rainy turns the purple glarb now eats turnips.")
+    []
+    """
+    have = {_key(w) for text in (observation, *also) for w in _WORD.findall(text)}
+    return [w for w in names(fact) if _key(w) not in have]
