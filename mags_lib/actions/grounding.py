@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,:]\d+)*")
-_FUNCTION = frozenset("""
+_FUNCTION_WORDS = """
 a about above after again against all am an and any are as at be because been before being
 below between both but by can did do does doing down during each few for from further had has
 have having he her here hers herself him himself his how i i'm i've i'd i'll if in into is it
@@ -36,7 +36,8 @@ ourselves out over own same she should so some such than that the their theirs t
 then there these they this those through to too under until up very was we were what when where
 which while who whom why will with you your yours yourself yourselves yes oh ok okay well also
 every each since still yet already today yesterday tomorrow
-""".split())
+"""
+_FUNCTION = frozenset(_FUNCTION_WORDS.split())
 
 
 def _key(word: str) -> str:
