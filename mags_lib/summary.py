@@ -302,7 +302,7 @@ def conversations_headline(root: Path) -> str | None:
             f"`{n}`{' (upper bound)' if s['upper_bound'] else ''} {_f(s.get('f1'))}"
             + (f" / current {_f(cur[n])}" if cur.get(n) is not None else "")
             + (f" / evidence@10 {_f(s['recall@10'])}" if s.get("recall@10") is not None else "")
-            for n, s in qa.items()))
+            for n, s in qa.items()) + _beaten(qa))
     if not parts:
         return None
     reader = f": {m['reader']}" if m.get("reader") else ""
@@ -356,6 +356,15 @@ def _qa_agent(name: str, s: dict) -> str:
     return f"`{name}`{' (upper bound)' if s['upper_bound'] else ''} F1 {_f(s.get('f1'))}{extra}"
 
 
+def _beaten(qa: dict) -> str:
+    """A README note where an agent beats an upper bound of the same run ('' where none)."""
+    from mags_lib.evaluation.conversation_qa import bound_breaches
+
+    breaches = bound_breaches(qa)
+    return (f" (an upper bound beaten is not a bound: {'; '.join(breaches)}; it bounds the "
+            "writing, not the reading: `reports/RESULTS.md`)") if breaches else ""
+
+
 def test_headline(root: Path) -> str | None:
     """The README's line on the test splits: the MAGS agents beside the baselines on each."""
     m = _load(root / "13_test_splits" / "metrics.json") or {}
@@ -371,7 +380,7 @@ def test_headline(root: Path) -> str | None:
         if not qa:
             continue
         parts.append(f"{source} test ({m[source]['conversations']} conversations): "
-                     + ", ".join(_qa_agent(n, s) for n, s in qa.items()))
+                     + ", ".join(_qa_agent(n, s) for n, s in qa.items()) + _beaten(qa))
     w = (m.get("judged") or {}).get("write")
     if w:
         parts.append(f"write model op accuracy on the persona test turns {_f(w['op_accuracy'])}")

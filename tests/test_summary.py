@@ -315,6 +315,13 @@ def test_conversations_reach_the_report_and_the_readme_block(tmp_path):
          "persona": {"split": "dev", "conversations": 2, "evidence": ev, "qa": qa}}))
     assert ("one answer model: the trained answer model answer-grpo-q8_0.gguf)"
             in readme_headline(tmp_path))
+    # an agent above the upper bound: the line says so (the bound bounds the writing only)
+    qa["summary"]["bare"]["persona"]["current_accuracy"] = 0.8
+    (tmp_path / "12_conversations" / "metrics.json").write_text(json.dumps(
+        {"persona": {"split": "dev", "conversations": 2, "evidence": ev, "qa": qa}}))
+    assert ("current 0.700 (an upper bound beaten is not a bound: `bare` is above the upper "
+            "bound `gold_writes` on current (0.800 > 0.700); it bounds the writing, not the "
+            "reading: `reports/RESULTS.md`)." in readme_headline(tmp_path))
 
 
 def test_a_kept_readme_block_gets_notebook_12s_line_once(tmp_path):
