@@ -17,8 +17,9 @@ not checked: "Chloe lives in Lisbon." for "Chloe is based in Lisbon." is the wri
 
 Only the observation supports a name, and the people who have spoken so far (a turn's "you" is
 one of them: "Jon thanks Gina." for Jon's "Thanks for having my back."): the recalled lines
-shown to the writer are where copied inventions come from. The check reads no gold and no task structure; `agents.loop` applies it
-to each add / update of the write model (`LoopConfig.grounding`).
+shown to the writer are where copied inventions come from. The check reads no gold and no task
+structure; `agents.loop` applies it to each add / update of the write model
+(`LoopConfig.grounding`, off by default: on the development personas it did not help).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ its itself just me more most my myself no nor not now of off on once only or oth
 ourselves out over own same she should so some such than that the their theirs them themselves
 then there these they this those through to too under until up very was we were what when where
 which while who whom why will with you your yours yourself yourselves yes oh ok okay well also
-every each since still yet already today yesterday tomorrow
+every since still yet already today yesterday tomorrow
 """
 _FUNCTION = frozenset(_FUNCTION_WORDS.split())
 
