@@ -676,7 +676,7 @@ def test_smollm2_with_the_grammar_always_writes_a_complete_block(kind):
 
 
 def test_grounding_names_and_what_supports_them():
-    from mags_lib.actions.grounding import names, speaker_of, unsupported_names
+    from mags_lib.agents.grounding import names, speaker_of, unsupported_names
 
     obs = "[3 May 2023] Yara: Something about me: I'm based in Utrecht."
     assert unsupported_names("Yara works at Utrecht University.", obs) == ["University"]

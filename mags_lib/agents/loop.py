@@ -12,7 +12,7 @@ games whose decision turns also inform, as TextWorld's room descriptions do), th
   and the memory's own detectors (`update` supersedes the closest same-block fact), never by
   the game. Output that does not parse changes nothing and is counted; with
   `LoopConfig.grounding` so does a fact that names what the turn never said
-  (`actions.grounding`).
+  (`agents.grounding`).
 * **ask** (decision turns): the ask model emits a `<recall>` block under the recall grammar;
   each query runs the memory's read path (hybrid anchors, traversal along strong edges,
   Hebbian use), the hits are merged by node (best score), and the `k` best valid ones become
@@ -119,7 +119,7 @@ class LoopConfig:
     grounding: bool = field(default=False, metadata={
         "help": "refuse a written add / update that names what the observation never said (a "
                 "capitalised word or a number that neither the turn nor an earlier speaker "
-                "has, `actions.grounding`): it changes nothing and is counted "
+                "has, `agents.grounding`): it changes nothing and is counted "
                 "(`write_ungrounded`); the rest of the block is applied"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
@@ -290,7 +290,7 @@ class MagsLoopAgent(MemoryAgent):
 
     def write(self, obs: Observation, timing: dict[str, float]) -> None:
         from mags_lib.actions import EngramAdd, EngramUpdate, engram_grammar, parse_actions
-        from mags_lib.actions.grounding import speaker_of
+        from mags_lib.agents.grounding import speaker_of
 
         who = speaker_of(obs.text)
         if who:
@@ -346,7 +346,7 @@ class MagsLoopAgent(MemoryAgent):
         speaker) does not have, under `LoopConfig.grounding`; those are counted and kept in
         `last_write["ungrounded"]`."""
         from mags_lib.actions import EngramAdd, EngramUpdate
-        from mags_lib.actions.grounding import unsupported_names
+        from mags_lib.agents.grounding import unsupported_names
 
         if not self.loop.grounding:
             return list(actions)

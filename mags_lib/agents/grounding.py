@@ -1,6 +1,6 @@
 """Grounding of a written fact: does every name in it come from the text it was written from?
 
-    from mags_lib.actions.grounding import unsupported_names
+    from mags_lib.agents.grounding import unsupported_names
 
     unsupported_names("On Wednesdays, Lena eats risotto.",
                       "[3 May 2023] Lena: I've gone off my old favourite, it's risotto now.")
@@ -27,18 +27,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from mags_lib.memory.lexical import STOPWORDS
+
 _WORD = re.compile(r"[A-Za-z][A-Za-z'\u2019-]*|\d+(?:[.,:]\d+)*")
-_FUNCTION_WORDS = """
-a about above after again against all am an and any are as at be because been before being
-below between both but by can did do does doing down during each few for from further had has
-have having he her here hers herself him himself his how i i'm i've i'd i'll if in into is it
-its itself just me more most my myself no nor not now of off on once only or other our ours
-ourselves out over own same she should so some such than that the their theirs them themselves
-then there these they this those through to too under until up very was we were what when where
-which while who whom why will with you your yours yourself yourselves yes oh ok okay well also
-every since still yet already today yesterday tomorrow
-"""
-_FUNCTION = frozenset(_FUNCTION_WORDS.split())
+# the memory's stopwords, and what opens a spoken sentence without naming anything
+_FUNCTION = STOPWORDS | {"i'm", "i've", "i'd", "i'll", "yes", "oh", "ok", "okay", "well", "also",
+                         "every", "since", "still", "yet", "already", "today", "yesterday",
+                         "tomorrow"}
 
 
 def _key(word: str) -> str:
