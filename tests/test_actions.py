@@ -691,3 +691,26 @@ def test_grounding_names_and_what_supports_them():
     assert speaker_of("[8 May 2023] Jean Paul: Bonjour.") == "Jean Paul"
     assert speaker_of("Rule change: the quax eats slate.") is None
     assert speaker_of("") is None
+
+
+def test_unshared_words_refuses_a_fact_made_up_for_a_turn_that_states_none():
+    from mags_lib.agents.grounding import content_words, unshared_words
+
+    greeting = "[8 March 2023] Yara: Hey, it's me."
+    assert unshared_words("Yara is wearing a smartwatch.", greeting) == ["wearing", "smartwatch"]
+    assert unshared_words("Yara is learning to drive.", greeting, also=["Gina"]) == [
+        "learning", "drive"]
+    # the turn's date and its speaker support nothing: "March" / "Yara" alone are not content
+    assert unshared_words("Yara moved in March.", greeting) == ["moved", "March"]
+    # a paraphrase keeps its object; stems match across inflections
+    novel = "[8 March 2023] Lena: I have been reading a mystery novel."
+    assert unshared_words("Lena reads mystery novels.", novel) == []
+    assert unshared_words("Lena's favourite food is a mystery novel.", novel) == []  # wrong, grounded
+    assert unshared_words("Ana lives in Lisbon.", "Ana: I moved to Lisbon in May.") == []
+    assert unshared_words("Ana is moving.", "Ana: We move next week.") == []
+    rule = "Rule change: on rainy turns the purple glarb now eats turnips."
+    assert unshared_words("On rainy turns, the purple glarb eats turnips.", rule) == []
+    assert unshared_words("Jon thanks Gina.", "[2 May 2023] Jon: Thanks for having my back.",
+                          also=["Gina"]) == []
+    assert unshared_words("Jon and Gina.", "[2 May 2023] Jon: Hi!", also=["Gina"]) == []  # no content
+    assert content_words("Ana's cat is Tom.", leave_out=["Ana"]) == ["cat", "Tom"]

@@ -544,3 +544,36 @@ def test_grounding_refuses_a_written_fact_that_names_what_the_turn_never_said():
         assert agent.counts.get("write_ungrounded", 0) == (1 if grounding else 0)
     assert stored[True] == {"Lena likes sushi.", "Jon thanks Gina for her help."}
     assert stored[False] == stored[True] | {"On Wednesdays, Lena eats sushi."}
+
+
+def test_grounding_words_refuses_a_fact_written_for_a_turn_that_states_none():
+    """Under LoopConfig.grounding_words a fact sharing no content word with the turn (the
+    greeting's invented smartwatch) changes nothing and is counted; the turn's real fact and
+    the rest of its block are stored; off, the invention is stored."""
+    class Inventor(RuleReaderRoleLLM):
+        def chat(self, messages, **kw):
+            user = messages[-1]["content"]
+            if "Hey, it's me" in user:
+                text = "<engram>\nadd semantic 0.9: Yara is wearing a smartwatch.\n</engram>"
+            elif "Lisbon" in user:
+                text = ("<engram>\nadd semantic 0.9: Yara lives in Lisbon.\n"
+                        "add semantic 0.9: Yara owns a red bicycle.\n</engram>")
+            else:
+                text = "<engram>\n</engram>"
+            return self._completion(user, text)
+
+    turns = ["[1 May 2023] Yara: Hey, it's me.", "[1 May 2023] Yara: I moved to Lisbon."]
+    stored = {}
+    for on in (True, False):
+        agent = make_agent("mags_episodic", RuleReaderLLM(), embedder=HashingEmbedder(),
+                           roles={"ask": RuleReaderRoleLLM(), "write": Inventor()},
+                           loop={"grounding_words": on})
+        agent.reset(0)
+        for i, text in enumerate(turns):
+            agent.observe(Observation(text, turn=i, kind="utterance"))
+        stored[on] = {d["text"] for _, d in agent.memory.graph.nodes(data=True)
+                      if d["block"] == "semantic"}
+        assert agent.counts.get("write_ungrounded", 0) == (2 if on else 0)
+    assert stored[True] == {"Yara lives in Lisbon."}
+    assert stored[False] == {"Yara lives in Lisbon.", "Yara owns a red bicycle.",
+                             "Yara is wearing a smartwatch."}

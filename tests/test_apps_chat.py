@@ -132,6 +132,30 @@ def test_the_command_line_flag_is_a_switch():
     assert build_parser().parse_args([]).allow_unsigned is False
 
 
+def test_a_fact_that_shares_no_word_with_the_message_is_refused(tmp_path):
+    """The write model's invention for a greeting is not stored (grounding_words, on by
+    default); the message's own fact is; with the option off the invention is stored."""
+    invent = "<engram>\nadd semantic 0.9: Ana is wearing a smartwatch.\n"
+    s = _session(tmp_path, write=invent)
+    _say(s, "Hey, it's me.")
+    assert s.last["write"]["ungrounded"] == ["Ana is wearing a smartwatch."]
+    assert s.last["write"]["applied"].startswith("nothing: no fact the write model wrote")
+    assert [s.memory.node(n)["block"] for n in s.memory.graph] == ["episodic"]
+    s2 = _session(tmp_path, write=invent, memory="mem2")
+    s2.cfg.grounding_words = False
+    _say(s2, "Hey, it's me.")
+    assert "Ana is wearing a smartwatch." in {s2.memory.node(n)["text"] for n in s2.memory.graph}
+
+
+def test_a_question_is_recalled_beside_the_ask_models_queries(tmp_path):
+    s = _session(tmp_path)
+    _say(s, "Where does Ana live?")
+    assert s.last["queries"] == ["where Ana lives", "Where does Ana live?"]
+    s.cfg.recall_message = False
+    _say(s, "Where does Ana live?")
+    assert s.last["queries"] == ["where Ana lives"]
+
+
 def test_malformed_write_changes_nothing_but_the_episode(tmp_path):
     s = _session(tmp_path, write="I think I should add something")
     _say(s, "Ana has a cat called Miso.")

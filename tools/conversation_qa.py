@@ -51,6 +51,9 @@ def main() -> None:
                     help="mags: earlier versions shown before each recalled fact (LoopConfig)")
     ap.add_argument("--grounding", choices=["on", "off"], default=None,
                     help="mags: refuse writes naming what the turn never said (LoopConfig)")
+    ap.add_argument("--grounding-words", choices=["on", "off"], default=None,
+                    help="mags: refuse writes sharing no content word with the turn "
+                         "(LoopConfig.grounding_words)")
     ap.add_argument("--judge", action="store_true",
                     help="persona: also judge the write and ask models alone, as in play")
     args = ap.parse_args()
@@ -90,6 +93,8 @@ def main() -> None:
         loop["query_k"] = args.query_k
     if args.grounding is not None:
         loop["grounding"] = args.grounding == "on"
+    if args.grounding_words is not None:
+        loop["grounding_words"] = args.grounding_words == "on"
     cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions,
                                  loop=loop)
     llm = load_llm(model=reader)

@@ -17,6 +17,7 @@ working-memory comparison.
 from __future__ import annotations
 
 import argparse
+import json
 
 from mags_lib.evaluation.write_models import WriterLoopConfig, markdown, play_writers
 from mags_lib.synth import SynthConfig
@@ -31,6 +32,8 @@ def main() -> None:
                     help="closed-loop agents to play with each write model (registry names)")
     ap.add_argument("--evaluation", action="store_true",
                     help="notebook 06's games (seeds 0.., held-out phrasings), not val games")
+    ap.add_argument("--loop", nargs="*", default=[], metavar="KEY=JSON",
+                    help="LoopConfig overrides, e.g. grounding_words=true")
     args = ap.parse_args()
     if args.evaluation:
         cfg = WriterLoopConfig(seeds=list(range(args.games)), phrasings="heldout")
@@ -38,6 +41,7 @@ def main() -> None:
         seeds = SynthConfig().resolved().split_seeds()["val"][: args.games]
         cfg = WriterLoopConfig(seeds=seeds, phrasings="train")
     cfg.turns, cfg.agents, cfg.output = args.turns, list(args.agents), "scratch_writer_in_loop"
+    cfg.loop = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.loop)}
     writers = {str(n): path for n, path in enumerate(args.write_models)}
     print(markdown(play_writers(writers, cfg)))
 

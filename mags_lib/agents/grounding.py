@@ -1,10 +1,12 @@
-"""Grounding of a written fact: does every name in it come from the text it was written from?
+"""Grounding of a written fact: does it come from the text it was written from?
 
-    from mags_lib.agents.grounding import unsupported_names
+    from mags_lib.agents.grounding import unsupported_names, unshared_words
 
     unsupported_names("On Wednesdays, Lena eats risotto.",
                       "[3 May 2023] Lena: I've gone off my old favourite, it's risotto now.")
     # -> ['Wednesdays']
+    unshared_words("Yara is wearing a smartwatch.", "[8 March 2023] Yara: Hey, it's me.")
+    # -> ['wearing', 'smartwatch']  (the fact shares no content word with the turn)
 
 A small write model paraphrases freely, and where it invents, it invents names: a day ("On
 Wednesdays, Lena eats only violin."), a place ("Yara works at Utrecht University." for "I'm based
@@ -20,6 +22,13 @@ one of them: "Jon thanks Gina." for Jon's "Thanks for having my back."): the rec
 shown to the writer are where copied inventions come from. The check reads no gold and no task
 structure; `agents.loop` applies it to each add / update of the write model
 (`LoopConfig.grounding`, off by default: on the development personas it did not help).
+
+A second, coarser check (`unshared_words`, `LoopConfig.grounding_words`) asks only that a fact
+share one content word with the turn's words (its date and the people who have spoken left
+out, words compared by a crude stem: "moved" / "move", "reading" / "read"). It is for the
+writer's other invention: a whole fact written for a turn that states none ("Yara is wearing a
+smartwatch." for "Hey, it's me."). A paraphrase keeps at least its object ("Lisbon", "teacher",
+"mystery novel"), so it passes, right or wrong.
 """
 
 from __future__ import annotations
@@ -57,6 +66,55 @@ def names(text: str) -> list[str]:
         if named and w not in out:
             out.append(w)
     return out
+
+
+def _stem(word: str) -> str:
+    w = _key(word)
+    for tail in ("ings", "ing", "ies", "ied", "ed", "es", "ly", "e", "y"):
+        if w.endswith(tail) and len(w) - len(tail) >= 3:
+            return w[: -len(tail)]
+    return w
+
+
+def _same(a: str, b: str) -> bool:
+    return a == b or (min(len(a), len(b)) >= 4 and (a.startswith(b) or b.startswith(a)))
+
+
+def content_words(text: str, leave_out: Iterable[str] = ()) -> list[str]:
+    """The words of `text` that carry content: not function words, not in `leave_out` (the
+    people speaking), in order, once each.
+
+    >>> content_words("Yara's favourite food is a mystery novel.", leave_out=["Yara"])
+    ['favourite', 'food', 'mystery', 'novel']
+    """
+    out: list[str] = []
+    skip = {_key(w) for w in leave_out}
+    for w in _WORD.findall(text):
+        if _key(w) not in _FUNCTION and _key(w) not in skip and w not in out:
+            out.append(w)
+    return out
+
+
+_DATE = re.compile(r"^\s*\[[^\]]*\]\s*")
+
+
+def unshared_words(fact: str, observation: str, also: Iterable[str] = ()) -> list[str]:
+    """The content words of `fact` when none of them is in `observation` (its "[date]" and
+    the speakers left out: `also` and the turn's own speaker); [] when one is shared, or when
+    the fact has no content word of its own.
+
+    >>> obs = "[8 March 2023] Lena: I have been reading a mystery novel."
+    >>> unshared_words("Lena reads mystery novels.", obs), unshared_words("Lena is learning to drive.", obs)
+    ([], ['learning', 'drive'])
+    >>> unshared_words("Ana lives in Lisbon.", "[1 May 2023] Ana: Since the move to Lisbon, I sleep well.")
+    []
+    """
+    people = [*also, *([speaker_of(observation)] if speaker_of(observation) else [])]
+    words = content_words(fact, leave_out=[p for who in people for p in who.split()])
+    have = [_stem(w) for w in content_words(_DATE.sub("", observation))]
+    if not words or any(_same(_stem(w), h) for w in words for h in have):
+        return []
+    return words
 
 
 _SPEAKER = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([A-Z][\w'-]*(?: [A-Z][\w'-]*)?):\s")

@@ -121,6 +121,11 @@ class LoopConfig:
                 "capitalised word or a number that neither the turn nor an earlier speaker "
                 "has, `agents.grounding`): it changes nothing and is counted "
                 "(`write_ungrounded`); the rest of the block is applied"})
+    grounding_words: bool = field(default=False, metadata={
+        "help": "refuse a written add / update that shares no content word with the "
+                "observation (its date and the speakers left out, `agents.grounding."
+                "unshared_words`): a fact made up for a turn that states none; counted as "
+                "`write_ungrounded` too"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -343,17 +348,21 @@ class MagsLoopAgent(MemoryAgent):
 
     def grounded(self, actions: list[Any], observation: str) -> list[Any]:
         """`actions` less the adds / updates whose names the observation (or an earlier
-        speaker) does not have, under `LoopConfig.grounding`; those are counted and kept in
+        speaker) does not have, under `LoopConfig.grounding`, and those that share no content
+        word with it, under `LoopConfig.grounding_words`; those are counted and kept in
         `last_write["ungrounded"]`."""
         from mags_lib.actions import EngramAdd, EngramUpdate
-        from mags_lib.agents.grounding import unsupported_names
+        from mags_lib.agents.grounding import unshared_words, unsupported_names
 
-        if not self.loop.grounding:
+        if not (self.loop.grounding or self.loop.grounding_words):
             return list(actions)
         kept, refused = [], []
         for a in actions:
-            if isinstance(a, EngramAdd | EngramUpdate) and unsupported_names(
-                    a.text, observation, self.speakers):
+            if isinstance(a, EngramAdd | EngramUpdate) and (
+                    (self.loop.grounding and unsupported_names(a.text, observation,
+                                                               self.speakers))
+                    or (self.loop.grounding_words and unshared_words(a.text, observation,
+                                                                     self.speakers))):
                 refused.append(a.text)
             else:
                 kept.append(a)

@@ -59,7 +59,11 @@ prompt, LoopConfig.working_lines = 1); and one of its write path, `mags_verbatim
 model: every information turn stored as it came, LoopConfig.writer 'verbatim'), the ablation
 that measures what the trained writer adds; and `mags_episodic`, the write model's facts plus
 every information turn kept as it came in the episodic block, the question itself recalled
-beside the ask model's queries (LoopConfig.keep_turns, recall_observation)."""
+beside the ask model's queries (LoopConfig.keep_turns, recall_observation). Every one of them
+recalls the observation beside the ask model's queries; all but `mags_episodic` refuse a
+written fact that shares no content word with its turn (LoopConfig.grounding_words): on the
+development sets (2026-11-30) both raised `mags` on the personas, the game and LoCoMo's conv-43,
+and grounding_words lowered `mags_episodic` on the personas and LoCoMo."""
 LOOP_AGENTS: tuple[str, ...] = (*TRAINED_LOOP_AGENTS, "mags_prompted")
 PROMPTED_AGENTS: tuple[str, ...] = ("mem0", "mags_prompted")
 """Agents whose memory the untrained base model writes, prompted with examples: callers pass
@@ -151,7 +155,9 @@ def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) ->
             loop_overrides.setdefault("writer", "verbatim")
         if name == "mags_episodic":
             loop_overrides.setdefault("keep_turns", True)
-            loop_overrides.setdefault("recall_observation", True)
+        else:  # mags and its variants: chosen on the development sets (docs/design.md)
+            loop_overrides.setdefault("grounding_words", True)
+        loop_overrides.setdefault("recall_observation", True)
         needed = ("ask",) if loop_overrides.get("writer") == "verbatim" else ("ask", "write")
         missing = [r for r in needed if roles.get(r) is None]
         if missing:

@@ -97,6 +97,13 @@ class ChatConfig:
                 "short-answer prompt the conversation evaluation uses, no past exchanges: the "
                 "135M model copied its earlier replies from them) or 'chat' (the chat prompt "
                 "with the last --history exchanges, as for any other message)"})
+    recall_message: bool = field(default=True, metadata={
+        "help": "recall the message itself beside the ask model's queries (as `mags` does, "
+                "LoopConfig.recall_observation); --no-recall-message for the queries alone"})
+    grounding_words: bool = field(default=True, metadata={
+        "help": "refuse a fact the write model wrote that shares no content word with the "
+                "message (as `mags` does, LoopConfig.grounding_words: 'Hey, it's me.' stored "
+                "nothing on the development personas instead of an invented fact)"})
     max_tokens: int = field(default=160, metadata={"help": "new tokens per reply"})
     one_line: bool = field(default=True, metadata={
         "help": "stop a reply to a statement at its first line break (the 135M model runs on "
@@ -306,6 +313,9 @@ class ChatSession:
         if "write" in roles:
             self._write(self.framed(text))
         queries = self._queries(self.framed(text, question=True)) if "ask" in roles else [text]
+        if self.cfg.recall_message and text not in queries:
+            queries = [*queries, text]
+        self.last["queries"] = queries
         lines = self._recall(queries)
         self.last["recalled"] = lines
         short = self.cfg.questions == "memory" and kind == "question"  # a short answer's line
@@ -330,7 +340,8 @@ class ChatSession:
         self.last = {"aborted": True, "turn": self.turn + 1}
 
     def _write(self, text: str) -> None:
-        from mags_lib.actions import parse_actions
+        from mags_lib.actions import EngramAdd, EngramUpdate, parse_actions
+        from mags_lib.agents.grounding import unshared_words
         from mags_lib.agents.loop import ENGRAM_CLOSE, closed
         from mags_lib.agents.role_prompts import play_write_messages
 
@@ -345,13 +356,21 @@ class ChatSession:
         parsed = parse_actions(closed(out, ENGRAM_CLOSE), "engram")
         write = {"episode": episode, "held": held, "raw": out.text,
                  "parsed": [repr(a) for a in parsed.actions], "errors": list(parsed.errors)}
-        if parsed.complete and parsed.actions:
-            report = self.memory.apply(parsed.actions, source=source)
+        actions = list(parsed.actions)
+        if self.cfg.grounding_words:
+            write["ungrounded"] = [a.text for a in actions if isinstance(a, EngramAdd | EngramUpdate)
+                                   and unshared_words(a.text, text)]
+            actions = [a for a in actions if getattr(a, "text", None) not in write["ungrounded"]]
+        if parsed.complete and actions:
+            report = self.memory.apply(actions, source=source)
             write["applied"] = {"added": report.added, "merged": report.merged,
                                 "superseded": report.superseded, "linked": report.linked,
                                 "forgotten": report.forgotten, "skipped": report.skipped}
         elif not parsed.complete:
             write["applied"] = "nothing: the write model's block did not parse"
+        elif parsed.actions:
+            write["applied"] = ("nothing: no fact the write model wrote shares a word with the "
+                                "message (ChatConfig.grounding_words)")
         else:
             write["applied"] = "nothing: the write model stored no fact"
         self.last["write"] = write

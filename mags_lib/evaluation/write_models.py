@@ -48,6 +48,8 @@ class WriterLoopConfig:
         "help": "the loop's write model when the models played are ask models"})
     role: str = field(default="write", metadata={
         "help": "the role the played models fill: 'write' (notebook 08) or 'ask' (notebook 11)"})
+    loop: dict[str, Any] = field(default_factory=dict, metadata={
+        "help": "LoopConfig overrides for the closed-loop agents (EvalConfig.loop)"})
     output: str = field(default="writers_in_loop", metadata={
         "help": "results/<output>/<writer name>/ receives each writer's games"})
     smoke: bool = field(default=False, metadata={
@@ -76,7 +78,7 @@ class WriterLoopConfig:
             llm=LLMConfig(model=decision["model"], n_ctx=1024),
             answer_tags=decision["answer_tags"], prompt_format="completion",
             models={"ask": self.ask_model, "write": self.write_model, self.role: model},
-            embedder="embedded", k=3,
+            embedder="embedded", k=3, loop=dict(self.loop),
             smoke=self.smoke, smoke_seeds=1, output=f"{self.output}/{name}", verbose=False)
 
 
