@@ -36,6 +36,21 @@ def config(**kw) -> EvalConfig:
     return EvalConfig(**{**base, **kw})
 
 
+def test_config_id_follows_a_loop_agents_own_defaults(monkeypatch):
+    """A changed default of a closed-loop agent (registry.loop_settings) replays its games
+    under resume; runs without a loop agent keep their ids."""
+    import mags_lib.evaluation.config as evaluation_config
+
+    loop = config(agents=["bare", "mags"], models={"ask": "embedded", "write": "embedded"})
+    plain = config()
+    ids = (loop.config_id(), plain.config_id())
+    real = evaluation_config.loop_settings
+    monkeypatch.setattr(evaluation_config, "loop_settings",
+                        lambda name, over=None: {**real(name, over), "recall_observation": False})
+    assert loop.config_id() != ids[0]
+    assert plain.config_id() == ids[1]
+
+
 def test_config_id_follows_a_model_files_content_not_its_name(tmp_path):
     from mags_lib.llm import LLMConfig
 

@@ -137,27 +137,41 @@ def _make_scripted(name: str, llm: Any, config: AgentConfig,
                              supersede=variant.get("supersede", True), env=cfg.get("env"))
 
 
+def loop_settings(name: str, loop: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The LoopConfig fields closed-loop agent `name` sets: `loop` (the caller's overrides)
+    over the agent's own defaults. Part of an evaluation's config id, so that a changed default
+    replays the agent's games (`EvalConfig.config_id`).
+
+    >>> loop_settings("mags_episodic", {"query_k": 10})["keep_turns"]
+    True
+    """
+    out = dict(loop or {})
+    if name == "mags_prompted":
+        out.setdefault("few_shot", True)
+        return out
+    if name == "mags_consolidated":
+        out.setdefault("context", "consolidated")
+    if name == "mags_working":
+        out.setdefault("working_lines", 1)
+    if name == "mags_verbatim":
+        out.setdefault("writer", "verbatim")
+    if name == "mags_episodic":
+        out.setdefault("keep_turns", True)
+    else:  # mags and its variants: chosen on the development sets (docs/design.md)
+        out.setdefault("grounding_words", True)
+    out.setdefault("recall_observation", True)
+    return out
+
+
 def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) -> MagsLoopAgent:
     """`mags`: the trained ask / write models of `roles` (missing ones are an error);
     `mags_prompted`: the untrained model `roles["prompted"]` (else the decision LLM) in the
     ask and write roles, with worked examples."""
     roles = cfg.get("roles") or {}
-    loop_overrides = dict(cfg.get("loop") or {})
+    loop_overrides = loop_settings(name, cfg.get("loop"))
     if name == "mags_prompted":
         ask_llm = write_llm = roles.get("prompted") or llm
-        loop_overrides.setdefault("few_shot", True)
     else:
-        if name == "mags_consolidated":
-            loop_overrides.setdefault("context", "consolidated")
-        if name == "mags_working":
-            loop_overrides.setdefault("working_lines", 1)
-        if name == "mags_verbatim":
-            loop_overrides.setdefault("writer", "verbatim")
-        if name == "mags_episodic":
-            loop_overrides.setdefault("keep_turns", True)
-        else:  # mags and its variants: chosen on the development sets (docs/design.md)
-            loop_overrides.setdefault("grounding_words", True)
-        loop_overrides.setdefault("recall_observation", True)
         needed = ("ask",) if loop_overrides.get("writer") == "verbatim" else ("ask", "write")
         missing = [r for r in needed if roles.get(r) is None]
         if missing:

@@ -16,7 +16,12 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mags_lib.agents.registry import PROMPTED_AGENTS, TRAINED_LOOP_AGENTS
+from mags_lib.agents.registry import (
+    LOOP_AGENTS,
+    PROMPTED_AGENTS,
+    TRAINED_LOOP_AGENTS,
+    loop_settings,
+)
 from mags_lib.errors import MagsError
 from mags_lib.game import GameConfig
 from mags_lib.llm import LLMConfig
@@ -191,6 +196,9 @@ class EvalConfig:
                 roles[role] = _model_file_digest(path) or path
         blob = json.dumps({"game": game, "k": self.k, "prompt_format": self.prompt_format,
                            "roles": roles, "loop": self.loop,
+                           # each loop agent's own defaults too: a changed default replays it
+                           "agent_loops": {a: loop_settings(a, self.loop)
+                                           for a in sorted(set(self.agents) & set(LOOP_AGENTS))},
                            **({"prompted": self.prompted_model}
                               if any(a in PROMPTED_AGENTS for a in self.agents) else {}),
                            "llm": llm, "context_window": self.context_window,
