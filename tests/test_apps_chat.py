@@ -41,7 +41,8 @@ def test_a_statement_is_written_a_question_is_asked_and_both_are_answered(tmp_pa
 
     s = _session(tmp_path)
     s.today = lambda: date(2026, 11, 28)
-    assert _say(s, "My sister Ana lives in Porto.") == "Ana lives in Porto."
+    assert _say(s, "My sister Ana lives in Porto.") == "Noted: Ana lives in Porto."  # stored
+    assert not s.llms["answer"].calls  # a statement's reply is what was stored
     assert s.last["roles"] == ["write", "answer"]
     assert s.last["write"]["applied"]["added"]  # the write model's fact
     texts = {s.memory.node(n)["text"]: s.memory.node(n)["block"] for n in s.memory.graph}
@@ -147,6 +148,18 @@ def test_a_fact_that_shares_no_word_with_the_message_is_refused(tmp_path):
     assert "Ana is wearing a smartwatch." in {s2.memory.node(n)["text"] for n in s2.memory.graph}
 
 
+def test_a_trained_reader_answers_questions_and_a_statement_gets_what_was_stored(tmp_path):
+    s = _session(tmp_path, write="<engram>\n</engram>")
+    s.llms["reader"] = Scripted("<answer>Porto</answer>")
+    assert _say(s, "Nice weather today.") == "Noted (nothing new to remember)."
+    assert _say(s, "Where does Ana live?") == "Porto"  # the reader's tags taken off
+    assert not s.llms["answer"].calls
+    s.cfg.statement_reply = "model"
+    assert _say(s, "Nice weather today.") == "Ana lives in Porto."  # the answer model's reply
+    with pytest.raises(MagsError, match="statement_reply"):
+        ChatConfig(statement_reply="sometimes")
+
+
 def test_a_question_is_recalled_beside_the_ask_models_queries(tmp_path):
     s = _session(tmp_path)
     _say(s, "Where does Ana live?")
@@ -232,7 +245,8 @@ def test_an_unreachable_server_is_an_error_that_loses_nothing(tmp_path):
     cfg = ChatConfig(memory=str(tmp_path / "mem"), backend="openai", model="served",
                      base_url="http://127.0.0.1:9/v1", embedder="hashing")
     llms, few_shot = load_models(cfg, say=lambda s: None)
-    assert few_shot == {"answer": False, "ask": True, "write": True}  # served: worked examples
+    assert few_shot == {"answer": False, "ask": True, "write": True,  # served: worked examples
+                        "reader": True}
     s = ChatSession.open(cfg, llms=llms, few_shot=few_shot, embedder=HashingEmbedder(),
                          say=lambda s: None)
     with pytest.raises(MagsError) as err:
@@ -348,7 +362,7 @@ def test_a_reply_to_a_statement_stops_at_its_first_line_unless_told_otherwise(tm
         llms = {"answer": Recording("Porto."), "ask": Scripted("<recall>\nquery: Ana\n</recall>"),
                 "write": Scripted("<engram>\n")}
         cfg = ChatConfig(memory=str(tmp_path / f"m{one_line}"), embedder="hashing",
-                         one_line=one_line)
+                         one_line=one_line, statement_reply="model")
         s = ChatSession.open(cfg, llms=llms, embedder=HashingEmbedder(), say=lambda _: None)
         _say(s, "Ana lives in Porto.")
         assert llms["answer"].kw.get("stop") == stop

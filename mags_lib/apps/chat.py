@@ -41,7 +41,7 @@ from typing import Any
 from mags_lib.errors import CorruptFileError, MagsError
 from mags_lib.paths import CHAT_DIR
 
-ROLES = ("answer", "ask", "write")
+ROLES = ("answer", "ask", "write", "reader")
 SNAPSHOT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 ANSWER_SYSTEM = (
     "You are MAGS, a helpful assistant with a long-term memory. Facts you remember about this "
@@ -66,6 +66,12 @@ class ChatConfig:
                 "worked examples), 'answer' (the answer model), or a spec as for --model"})
     write_model: str = field(default="auto", metadata={
         "help": "write model: 'auto', 'answer' or a spec, as for --ask-model"})
+    reader_model: str = field(default="auto", metadata={
+        "help": "the model that answers a question from the recalled lines (--questions "
+                "memory): 'auto' (notebook 04's trained answer GGUF, the conversation "
+                "evaluation's reader, else the answer model), 'answer', or a spec as for "
+                "--ask-model. The embedded base model answered 'Arena.' to 'Where does Ana live "
+                "now?' shown 'Ana lives in Lisbon.'"})
     backend: str = field(default="auto", metadata={
         "help": "auto (llama.cpp for GGUF, transformers for checkpoints) or openai (a vLLM / "
                 "llama.cpp server or cloud API at --base-url)"})
@@ -104,6 +110,11 @@ class ChatConfig:
         "help": "refuse a fact the write model wrote that shares no content word with the "
                 "message (as `mags` does, LoopConfig.grounding_words: 'Hey, it's me.' stored "
                 "nothing on the development personas instead of an invented fact)"})
+    statement_reply: str = field(default="stored", metadata={
+        "help": "the reply to a statement: 'stored' (what the write model stored from it, or "
+                "that it stored nothing: the 135M answer model's replies to statements were "
+                "noise such as 'A: Ana is a person.') or 'model' (the answer model's chat "
+                "reply, for a bigger model)"})
     max_tokens: int = field(default=160, metadata={"help": "new tokens per reply"})
     one_line: bool = field(default=True, metadata={
         "help": "stop a reply to a statement at its first line break (the 135M model runs on "
@@ -127,6 +138,9 @@ class ChatConfig:
         if self.answer_block not in ANSWER_BLOCKS:
             raise MagsError(f"unknown ChatConfig.answer_block {self.answer_block!r}",
                             "pass --answer-block auto, semantic, episodic or '' (any)")
+        if self.statement_reply not in ("stored", "model"):
+            raise MagsError(f"unknown ChatConfig.statement_reply {self.statement_reply!r}",
+                            "pass --statement-reply stored or --statement-reply model")
         if self.questions not in ("memory", "chat"):
             raise MagsError(f"unknown ChatConfig.questions {self.questions!r}",
                             "pass --questions memory or --questions chat")
@@ -149,7 +163,7 @@ def model_spec(spec: str, role: str) -> tuple[str | None, bool]:
     if spec == "auto":
         if role == "answer":
             return "embedded", False
-        path = find_gguf(final_model_name(role))
+        path = find_gguf(final_model_name("answer" if role == "reader" else role))
         return (str(path), False) if path else (None, True)
     if "/" not in spec and not spec.endswith(".gguf") and spec != "embedded":
         path = find_gguf(spec)
@@ -166,8 +180,8 @@ def load_models(cfg: ChatConfig, say: Callable[[str], None] = print) -> tuple[di
     from mags_lib.llm import LLMConfig, load_llm
 
     specs = {"answer": (cfg.model, False)}
-    for role in ("ask", "write"):
-        spec = cfg.ask_model if role == "ask" else cfg.write_model
+    for role in ("ask", "write", "reader"):
+        spec = {"ask": cfg.ask_model, "write": cfg.write_model, "reader": cfg.reader_model}[role]
         specs[role] = ((cfg.model, True) if cfg.backend == "openai" and spec == "auto"
                        else model_spec(spec, role))
     loaded: dict[str, Any] = {}
@@ -194,6 +208,19 @@ def load_embedder(kind: str) -> Any:
     from mags_lib.embed import default_embedder
 
     return default_embedder(kind)
+
+
+def stored_reply(write: dict[str, Any] | None) -> str:
+    """The reply to a statement under `statement_reply='stored'`: the facts the write model
+    stored from it, else why nothing was.
+
+    >>> stored_reply({"stored": ["Ana lives in Lisbon."], "applied": {}})
+    'Noted: Ana lives in Lisbon.'
+    >>> stored_reply({"stored": [], "applied": "nothing: the write model stored no fact"})
+    'Noted (nothing new to remember).'
+    """
+    facts = (write or {}).get("stored") or []
+    return f"Noted: {' '.join(facts)}" if facts else "Noted (nothing new to remember)."
 
 
 def snapshots_dir(memory_path: str | Path) -> Path:
@@ -322,10 +349,24 @@ class ChatSession:
         messages = self._answer_messages(text, lines, short)
         pieces: list[str] = []
         stop = ["\nQuestion:", "\n\n"] if short else ["\n"] if self.cfg.one_line else []
-        for piece in stream_chat(self.llms["answer"], messages, max_tokens=self.cfg.max_tokens,
-                                 temperature=0.0, seed=0, **({"stop": stop} if stop else {})):
-            pieces.append(piece)
-            yield piece
+        reader = self.llms.get("reader")
+        if kind != "question" and self.cfg.statement_reply == "stored":
+            pieces.append(stored_reply(self.last.get("write")))
+            yield pieces[-1]
+        elif short and reader is not None and reader is not self.llms["answer"]:
+            from mags_lib.agents.open_answer import clean_answer
+
+            # the trained reader answers in <answer> tags: the reply is its cleaned answer
+            out = reader.chat(messages, max_tokens=min(self.cfg.max_tokens, 32),
+                              temperature=0.0, seed=0, stop=stop)
+            pieces.append(clean_answer(out.text) or out.text.strip())
+            yield pieces[-1]
+        else:
+            for piece in stream_chat(self.llms["answer"], messages,
+                                     max_tokens=self.cfg.max_tokens, temperature=0.0, seed=0,
+                                     **({"stop": stop} if stop else {})):
+                pieces.append(piece)
+                yield piece
         answer = "".join(pieces).strip()
         self.last["answer"] = answer
         self.exchanges.append((text, answer))
@@ -362,6 +403,7 @@ class ChatSession:
                                    and unshared_words(a.text, text)]
             actions = [a for a in actions if getattr(a, "text", None) not in write["ungrounded"]]
         if parsed.complete and actions:
+            write["stored"] = [a.text for a in actions if isinstance(a, EngramAdd | EngramUpdate)]
             report = self.memory.apply(actions, source=source)
             write["applied"] = {"added": report.added, "merged": report.merged,
                                 "superseded": report.superseded, "linked": report.linked,

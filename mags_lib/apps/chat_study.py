@@ -138,10 +138,18 @@ def main(argv: list[str] | None = None) -> None:
                     help="past exchanges in the answer prompt (ChatConfig.history)")
     ap.add_argument("--answer-block", default=ChatConfig.answer_block,
                     help="block the answer's lines come from (ChatConfig.answer_block)")
+    ap.add_argument("--recall-message", action=argparse.BooleanOptionalAction,
+                    default=ChatConfig.recall_message,
+                    help="recall the message beside the ask queries (ChatConfig.recall_message)")
+    ap.add_argument("--grounding-words", action=argparse.BooleanOptionalAction,
+                    default=ChatConfig.grounding_words,
+                    help="refuse facts sharing no word with the message (ChatConfig)")
     args = ap.parse_args(argv)
     out = args.out or RESULTS_DIR / "12_conversations" / f"chat_restart_{args.split}.json"
     report = chat_restart_study(args.split, args.n, out=out, versions=args.versions,
-                                history=args.history, answer_block=args.answer_block)
+                                history=args.history, answer_block=args.answer_block,
+                                recall_message=args.recall_message,
+                                grounding_words=args.grounding_words)
     print(json.dumps({"scores": report["scores"], "changed_facts": report["changed_facts"],
                       "seconds": report["seconds"],
                       "models": report["models"], "out": str(out)}, indent=1))
