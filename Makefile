@@ -53,6 +53,8 @@ reproduce: setup ## Run the notebooks whose inputs changed (FORCE=1: all), the b
 	$(RESUME)
 	$(RESUME) --step bench-memory -- $(PY) -m mags_lib.bench memory --sizes $(if $(filter True true 1,$(SMOKE)),1000,1000$(,)10000$(,)100000) --out results/bench/memory.json >/dev/null
 	$(RESUME) --step bench-agent --after 04 -- $(PY) -m mags_lib.bench agent --turns $(if $(filter True true 1,$(SMOKE)),10$(,)20 --window 10,50$(,)200$(,)1000) --out results/bench/agent.json >/dev/null
+	$(RESUME) --step bench-conversation --after 04 -- $(PY) -m mags_lib.bench conversation $(if $(filter True true 1,$(SMOKE)),--turns 20 --questions 4) --out results/bench/conversation.json >/dev/null
+	$(RESUME) --step chat-restart --after 04 -- $(PY) -m mags_lib.apps.chat_study --split test --n $(if $(filter True true 1,$(SMOKE)),1,3) --out results/chat/chat_restart_test.json >/dev/null
 	$(PY) -m mags_lib.summary $(if $(filter True true 1,$(SMOKE)),,--out reports/RESULTS.md --readme README.md)
 
 smoke: ## reproduce with SMOKE=True (minutes; resumes too, FORCE=1 runs all)

@@ -563,6 +563,24 @@ def _speed_line(root: Path) -> str:
     return "Speed: " + "; ".join(parts) + "." if parts else ""
 
 
+def _chat_line(root: Path) -> str:
+    """The chat across restarts on the test personas (`apps.chat_study`, `make reproduce`'s
+    chat-restart step); empty when it did not run."""
+    report = _load(root / "chat" / "chat_restart_test.json") or {}
+    s, changed = report.get("scores") or {}, report.get("changed_facts") or {}
+    if not s.get("n_current"):
+        return ""
+    n = len(report.get("conversations") or [])
+    return (f"The chat across restarts ({n} test personas told to `python -m mags_lib chat` a "
+            "session at a time, closed and reopened between sessions; `apps/chat_study.py`): "
+            f"current value {_f(s.get('current_accuracy'))} of {s['n_current']} questions "
+            f"({_f(changed.get('current_accuracy'))} of the {changed.get('n_current')} whose "
+            f"fact changed), stale {_f(s.get('stale_rate'))}, earlier value "
+            f"{_f(s.get('earlier_accuracy'))}, when {_f(s.get('when_accuracy'))}, \"I don't "
+            f"know\" on never-said facts {_f(s.get('unknown_abstention'))}"
+            f"{' (SMOKE models)' if report.get('smoke') else ''}.")
+
+
 def readme_headline(root: Path) -> str:
     """The README's block: the closed loop on the varied held-out surface, its targets and its
     speed, with a pointer to the full report."""
@@ -587,6 +605,9 @@ def readme_headline(root: Path) -> str:
     speed = _speed_line(root)
     if speed:
         lines += ["", speed]
+    chat = _chat_line(root)
+    if chat:
+        lines += ["", chat]
     mech = _load(root / "09_mechanisms" / "metrics.json") or {}
     if mech.get("mechanisms"):
         from mags_lib.evaluation.mechanisms import verdict_markdown

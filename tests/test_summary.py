@@ -381,6 +381,23 @@ def test_the_readme_block_gives_the_game_and_conversation_speeds_with_their_targ
                            "(≤ 1 s: yes); on conv-26 0.36 s a turn")
 
 
+def test_the_readme_block_gives_the_chat_across_restarts(tmp_path):
+    from mags_lib.summary import readme_headline
+
+    _one_headline_row(tmp_path)
+    assert "The chat across restarts" not in readme_headline(tmp_path)  # the study did not run
+    (tmp_path / "chat").mkdir()
+    (tmp_path / "chat" / "chat_restart_test.json").write_text(json.dumps({
+        "conversations": ["persona-test-1", "persona-test-2"],
+        "scores": {"current_accuracy": 0.625, "n_current": 24, "stale_rate": 0.042,
+                   "earlier_accuracy": 0.071, "when_accuracy": 0.5, "unknown_abstention": 0.5},
+        "changed_facts": {"current_accuracy": 0.706, "n_current": 17}}))
+    line = next(x for x in readme_headline(tmp_path).splitlines()
+                if x.startswith("The chat across restarts"))
+    assert "(2 test personas" in line and "current value 0.625 of 24 questions" in line
+    assert "0.706 of the 17 whose fact changed" in line and "stale 0.042" in line
+
+
 def _test_split_metrics(smoke: bool = False) -> dict:
     game_rows = [{"surface": "test bank", "agent": a, "label": a, "accuracy": acc, "ci_low": 0.1,
                   "ci_high": 0.9, "after_drift": drift, "after_drift_ci_low": 0.1,
