@@ -100,6 +100,33 @@ def test_smoke_study_writes_its_tables_and_detects_contradiction_handling(tmp_pa
     assert len(more.games) == len(study.games) + 2
 
 
+def test_resume_replays_the_loops_games_when_its_models_or_defaults_change(tmp_path,
+                                                                            monkeypatch):
+    """The closed loop's games hold the loop's fingerprint (models, `mags`'s loop settings):
+    a run with other role models replays them and keeps the scripted games."""
+    from mags_lib.game.rule_reader import RuleReaderRoleLLM
+
+    class Renamed(RuleReaderRoleLLM):
+        name = "another-writer"
+
+    cfg = MechanismStudyConfig(regimes=["present"], seeds=[0], mechanisms=["contradiction"],
+                               agents=["mags_scripted", "mags"], loop_regimes=["present"],
+                               loop_seeds=[0], loop_mechanisms=["contradiction"], loop_turns=30,
+                               baselines=[], embedder="hashing")
+    roles = {"ask": RuleReaderRoleLLM(), "write": RuleReaderRoleLLM()}
+    first = run_mechanism_study(cfg, out_dir=tmp_path, roles=roles)
+    played = []
+    import mags_lib.evaluation.mechanisms as mechanisms
+
+    real = mechanisms.play
+    monkeypatch.setattr(mechanisms, "play",
+                        lambda spec, *a, **kw: played.append(spec["agent"]) or real(spec, *a, **kw))
+    run_mechanism_study(cfg, out_dir=tmp_path, roles=roles)
+    assert played == []  # everything resumed
+    again = run_mechanism_study(cfg, out_dir=tmp_path, roles={**roles, "write": Renamed()})
+    assert played == ["mags", "mags"] and len(again.games) == len(first.games)
+
+
 def test_the_contradiction_ablation_stops_updates_superseding_in_the_loop():
     from mags_lib.actions import parse_actions
     from mags_lib.embed import HashingEmbedder

@@ -145,6 +145,18 @@ class MechanismStudyConfig:
         return hashlib.sha1(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:12]
 
 
+    def loop_id(self, roles: dict[str, Any] | None = None) -> str:
+        """What a closed-loop (`mags`) game depends on beyond `config_id`: the ask and write
+        models (their files' contents, or the names of the LLMs passed in as `roles`) and the
+        agent's loop settings (`registry.loop_settings`), as `EvalConfig.config_id` hashes
+        them. A retrained model or a changed default replays the loop's games only."""
+        from mags_lib.evaluation.config import EvalConfig
+
+        names = ({r: getattr(llm, "name", type(llm).__name__) for r, llm in roles.items()}
+                 if roles else None)
+        return EvalConfig(agents=["mags"], models=dict(self.models)).config_id(role_names=names)
+
+
 @dataclass
 class MechanismStudy:
     config: MechanismStudyConfig
@@ -407,6 +419,10 @@ def run_mechanism_study(cfg: MechanismStudyConfig, *, embedder: Any | None = Non
     games_path = out_dir / "games.jsonl"
     kept = ([g for g in read_jsonl(games_path) if g.get("config_id") == config_id]
             if cfg.resume and games_path.exists() else [])
+    loop_id = (cfg.loop_id(roles) if "mags" in cfg.agents and (
+        any(g["agent"] == "mags" for g in kept) or any(s["agent"] == "mags" for s in plan(cfg)))
+        else None)
+    kept = [g for g in kept if g["agent"] != "mags" or g.get("loop_id") == loop_id]
     write_jsonl(games_path, kept)
     write_json(out_dir / "config.json", {**cfg.to_dict(), "config_id": config_id})
     done = {_key(g) for g in kept}
@@ -417,7 +433,8 @@ def run_mechanism_study(cfg: MechanismStudyConfig, *, embedder: Any | None = Non
         roles = load_loop_roles(cfg)
     games = list(kept)
     for spec in progress(todo, "mechanism games"):
-        game = {**play(spec, cfg, embedder, roles), "config_id": config_id}
+        game = {**play(spec, cfg, embedder, roles), "config_id": config_id,
+                **({"loop_id": loop_id} if spec["agent"] == "mags" else {})}
         append_jsonl(games_path, game)
         games.append(game)
     rows = mechanism_rows(games, cfg.min_effect)
