@@ -339,6 +339,13 @@ class ChatSession:
         self.last = {"turn": self.turn, "message": text, "kind": kind, "roles": list(roles)}
         if "write" in roles:
             self._write(self.framed(text))
+        pieces: list[str] = []
+        if kind != "question" and self.cfg.statement_reply == "stored":
+            # the reply is what was stored: no recall (it would strengthen what it touches)
+            pieces.append(stored_reply(self.last.get("write")))
+            yield pieces[-1]
+            self._finish(text, pieces)
+            return
         queries = self._queries(self.framed(text, question=True)) if "ask" in roles else [text]
         if self.cfg.recall_message and text not in queries:
             queries = [*queries, text]
@@ -347,13 +354,9 @@ class ChatSession:
         self.last["recalled"] = lines
         short = self.cfg.questions == "memory" and kind == "question"  # a short answer's line
         messages = self._answer_messages(text, lines, short)
-        pieces: list[str] = []
         stop = ["\nQuestion:", "\n\n"] if short else ["\n"] if self.cfg.one_line else []
         reader = self.llms.get("reader")
-        if kind != "question" and self.cfg.statement_reply == "stored":
-            pieces.append(stored_reply(self.last.get("write")))
-            yield pieces[-1]
-        elif short and reader is not None and reader is not self.llms["answer"]:
+        if short and reader is not None and reader is not self.llms["answer"]:
             from mags_lib.agents.open_answer import clean_answer
 
             # the trained reader answers in <answer> tags: the reply is its cleaned answer
@@ -367,6 +370,10 @@ class ChatSession:
                                      **({"stop": stop} if stop else {})):
                 pieces.append(piece)
                 yield piece
+        self._finish(text, pieces)
+
+    def _finish(self, text: str, pieces: list[str]) -> None:
+        """Record the reply, and save: the turn is complete."""
         answer = "".join(pieces).strip()
         self.last["answer"] = answer
         self.exchanges.append((text, answer))
