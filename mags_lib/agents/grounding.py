@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from mags_lib.memory.lexical import STOPWORDS
 
@@ -147,3 +148,24 @@ def unsupported_names(fact: str, observation: str, also: Iterable[str] = ()) -> 
     """
     have = {_key(w) for text in (observation, *also) for w in _WORD.findall(text)}
     return [w for w in names(fact) if _key(w) not in have]
+
+
+def split_grounded(actions: Iterable[Any], observation: str, also: Iterable[str] = (), *,
+                   names: bool = False, words: bool = False) -> tuple[list[Any], list[str]]:
+    """(the actions kept, the texts of those refused): an add / update is refused when it
+    names what `observation` and `also` lack (`names`, `unsupported_names`) or shares no
+    content word with the observation (`words`, `unshared_words`); other actions are kept.
+    What the loop (`LoopConfig.grounding`, `grounding_words`) and the chat apply."""
+    from mags_lib.actions import EngramAdd, EngramUpdate
+
+    also = list(also)
+    kept: list[Any] = []
+    refused: list[str] = []
+    for a in actions:
+        if isinstance(a, EngramAdd | EngramUpdate) and (
+                (names and unsupported_names(a.text, observation, also))
+                or (words and unshared_words(a.text, observation, also))):
+            refused.append(a.text)
+        else:
+            kept.append(a)
+    return kept, refused

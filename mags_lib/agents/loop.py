@@ -10,9 +10,9 @@ games whose decision turns also inform, as TextWorld's room descriptions do), th
   emits an `<engram>` block; its actions (add / update / link / forget) are applied with
   `memory.apply`. Whether a new fact merges, supersedes or adds is decided by the model's op
   and the memory's own detectors (`update` supersedes the closest same-block fact), never by
-  the game. Output that does not parse changes nothing and is counted; with
-  `LoopConfig.grounding` so does a fact that names what the turn never said
-  (`agents.grounding`).
+  the game. Output that does not parse changes nothing and is counted; so does a fact that
+  names what the turn never said (`LoopConfig.grounding`) or shares no word with it
+  (`grounding_words`, on for `mags`; `agents.grounding`).
 * **ask** (decision turns): the ask model emits a `<recall>` block under the recall grammar;
   each query runs the memory's read path (hybrid anchors, traversal along strong edges,
   Hebbian use), the hits are merged by node (best score), and the `k` best valid ones become
@@ -351,21 +351,13 @@ class MagsLoopAgent(MemoryAgent):
         speaker) does not have, under `LoopConfig.grounding`, and those that share no content
         word with it, under `LoopConfig.grounding_words`; those are counted and kept in
         `last_write["ungrounded"]`."""
-        from mags_lib.actions import EngramAdd, EngramUpdate
-        from mags_lib.agents.grounding import unshared_words, unsupported_names
+        from mags_lib.agents.grounding import split_grounded
 
         if not (self.loop.grounding or self.loop.grounding_words):
             return list(actions)
-        kept, refused = [], []
-        for a in actions:
-            if isinstance(a, EngramAdd | EngramUpdate) and (
-                    (self.loop.grounding and unsupported_names(a.text, observation,
-                                                               self.speakers))
-                    or (self.loop.grounding_words and unshared_words(a.text, observation,
-                                                                     self.speakers))):
-                refused.append(a.text)
-            else:
-                kept.append(a)
+        kept, refused = split_grounded(actions, observation, self.speakers,
+                                       names=self.loop.grounding,
+                                       words=self.loop.grounding_words)
         self.counts["write_ungrounded"] += len(refused)
         if self.last_write is not None:
             self.last_write["ungrounded"] = refused

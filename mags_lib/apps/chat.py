@@ -389,7 +389,7 @@ class ChatSession:
 
     def _write(self, text: str) -> None:
         from mags_lib.actions import EngramAdd, EngramUpdate, parse_actions
-        from mags_lib.agents.grounding import unshared_words
+        from mags_lib.agents.grounding import split_grounded
         from mags_lib.agents.loop import ENGRAM_CLOSE, closed
         from mags_lib.agents.role_prompts import play_write_messages
 
@@ -406,9 +406,7 @@ class ChatSession:
                  "parsed": [repr(a) for a in parsed.actions], "errors": list(parsed.errors)}
         actions = list(parsed.actions)
         if self.cfg.grounding_words:
-            write["ungrounded"] = [a.text for a in actions if isinstance(a, EngramAdd | EngramUpdate)
-                                   and unshared_words(a.text, text)]
-            actions = [a for a in actions if getattr(a, "text", None) not in write["ungrounded"]]
+            actions, write["ungrounded"] = split_grounded(actions, text, words=True)
         if parsed.complete and actions:
             write["stored"] = [a.text for a in actions if isinstance(a, EngramAdd | EngramUpdate)]
             report = self.memory.apply(actions, source=source)
