@@ -84,7 +84,7 @@ def test_answer_rows_show_dated_lines_with_the_earlier_version_and_abstain_where
     from mags_lib.agents.open_answer import clean_answer, open_messages
 
     conv = make_persona(5, "train")
-    cfg = SynthConfig(no_memory_share=0.0)
+    cfg = SynthConfig(no_memory_share=0.0, answer_turn_share=0.0, answer_unmarked_share=0.0)
     rows = answer_rows(conv, random.Random(0), cfg, source="persona", seed=5)
     assert rows and all(row_problem(r, "answer") is None for r in rows)
     assert all(verify_rows(rows, "answer"))
@@ -107,12 +107,55 @@ def test_answer_rows_show_dated_lines_with_the_earlier_version_and_abstain_where
     assert earlier and all("(no longer true)" in "\n".join(r["gold"]["lines"]) for r in earlier)
     # with the facts left out, an answerable question is answered "I don't know", and no line
     # left names its answer (a 'when' answer is a day, which other lines' dates may show)
-    dropped = answer_rows(conv, random.Random(0), SynthConfig(no_memory_share=1.0),
-                          source="persona", seed=5)
-    assert all(r["gold"]["answer"] == IDK for r in dropped)
-    for r, qa in zip(dropped, conv.qa, strict=False):
-        if qa.kind in ("current", "earlier"):
-            assert not any(qa.answer.lower() in ln.lower() for ln in r["gold"]["lines"])
+    for turn_share in (0.0, 1.0):  # fact lines, dialogue turns
+        dropped = answer_rows(conv, random.Random(0), SynthConfig(
+            no_memory_share=1.0, answer_turn_share=turn_share), source="persona", seed=5)
+        assert all(r["gold"]["answer"] == IDK for r in dropped)
+        for r, qa in zip(dropped, conv.qa, strict=False):
+            if qa.kind in ("current", "earlier"):
+                assert not any(qa.answer.lower() in ln.lower() for ln in r["gold"]["lines"])
+
+
+def test_answer_rows_in_turn_style_show_both_values_unmarked_and_the_later_day_answers():
+    """A turn-style row shows the turns that said the question's value and the value before
+    it, dated and unmarked (as an episodic memory or static RAG shows them); an unmarked fact
+    row shows both versions as current. In both the answer is the one the later day gives
+    (current) or the earlier day (earlier)."""
+    from datetime import datetime
+
+    from mags_lib.agents.open_answer import timeline
+    from mags_lib.conversations.types import turn_text
+
+    def _day(line: str) -> datetime:
+        return datetime.strptime(line[1:line.index("]")], "%d %B %Y")
+
+    conv = make_persona(5, "train")
+    turns = {turn_text(t, dated=True) for t in conv.turns()}
+    for style in ({"answer_turn_share": 1.0}, {"answer_turn_share": 0.0,
+                                               "answer_unmarked_share": 1.0}):
+        cfg = SynthConfig(no_memory_share=0.0, **style)
+        skips: Counter = Counter()
+        rows = answer_rows(conv, random.Random(0), cfg, source="persona", seed=5, skips=skips)
+        assert all(verify_rows(rows, "answer"))
+        assert not any("(no longer true)" in ln for r in rows for ln in r["gold"]["lines"])
+        changed = [r for r, qa in zip(rows, conv.qa, strict=False)
+                   if qa.kind in ("current", "earlier") and qa.stale]
+        assert changed
+        for r, qa in zip(rows, conv.qa, strict=False):
+            g = r["gold"]
+            assert len(g["lines"]) <= cfg.open_answer_lines["persona"]
+            if qa.kind not in ("current", "earlier") or not qa.stale:
+                continue
+            lines = timeline(g["lines"])
+            said = [i for i, ln in enumerate(lines) if qa.answer.lower() in ln.lower()]
+            other = [i for i, ln in enumerate(lines)
+                     if any(s.lower() in ln.lower() for s in qa.stale)]
+            assert said  # the answer is shown ...
+            if other and qa.kind == "current":  # ... after (or on the day of) the stale value
+                assert _day(lines[max(said)]) >= _day(lines[min(other)])
+        if style["answer_turn_share"]:
+            assert skips["turn_lines"] == len(rows)
+            assert sum(ln in turns for r in rows for ln in r["gold"]["lines"]) > len(rows)
 
 
 def test_splits_keep_test_personas_and_test_conversations_out(tmp_path, monkeypatch):

@@ -76,6 +76,19 @@ class SynthConfig:
         default_factory=lambda: {"persona": 5, "locomo": 10}, metadata={
             "help": "conversation answer rows: memory lines shown per question, by source (the "
                     "conversation evaluation's k: ConversationStudyConfig.k / locomo_k)"})
+    answer_turn_share: float = field(default=0.3, metadata={
+        "help": "conversation answer rows: share whose lines are dialogue turns (dated, "
+                "unmarked, as an episodic memory or static RAG shows them): the turns that said "
+                "the question's fact and its earlier version, among other turns and facts, so "
+                "that the later day decides between two values (0 = fact lines only, the "
+                "recipe before 2026-11-30)"})
+    answer_unmarked_share: float = field(default=0.2, metadata={
+        "help": "conversation answer rows: share whose fact lines show the earlier version "
+                "without '(no longer true)', as a memory that missed the update shows it; the "
+                "later day decides (the rest: marked)"})
+    answer_turn_chars: int = field(default=1600, metadata={
+        "help": "turn-style answer rows longer than this in characters keep fact lines "
+                "(SFT reads 512 tokens; counted as turn_lines_too_long)"})
     open_answer_chars: int = field(default=80, metadata={
         "help": "conversation answer rows: gold answers longer than this are skipped "
                 "(long_answer); the evaluation asks for an answer in a few words"})

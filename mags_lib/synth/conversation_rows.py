@@ -24,10 +24,15 @@ Answer rows: one per question, in the conversation evaluation's own prompt
 (`open_answer_lines` of them: the facts of the question's evidence turns, each after its
 earlier version marked "(no longer true)", among other current facts of the conversation, every
 line dated with the day it was said, as `agents.history_lines` dates recalled facts), and the
-short gold answer in `<answer>` tags. A question nothing said answers (the persona's 'unknown',
-LoCoMo's category 5), and at `no_memory_share` an answerable one whose facts are left out of
-the lines, answers "I don't know". So the answer model learns to read dated memory lines,
-current against earlier values, and to abstain, beside the game's decisions.
+short gold answer in `<answer>` tags. Two other styles show what imperfect memories show: at
+`answer_unmarked_share` the earlier version is not marked (a writer that added instead of
+updating), and at `answer_turn_share` the lines are dialogue turns (`_turn_row_lines`: the
+turns that said the fact and its earlier version, dated and unmarked, among other turns and
+facts, as an episodic memory or static RAG shows them); in both the later day decides. A
+question nothing said answers (the persona's 'unknown', LoCoMo's category 5), and at
+`no_memory_share` an answerable one whose facts (and, in turns, whose turns and value) are left
+out of the lines, answers "I don't know". So the answer model learns to read dated memory
+lines, current against earlier values, and to abstain, beside the game's decisions.
 
 Splits (never a test conversation, persona or phrasing): persona training seeds and phrasings
 for train, development seeds and phrasings for val; LoCoMo's training conversations, minus
@@ -217,6 +222,27 @@ def _fact_chains(conv: Conversation) -> tuple[list[list[Any]], dict[str, str]]:
     return chains, said
 
 
+def _turn_row_lines(gold: list[tuple[int, str]], spare: list[tuple[int, str]],
+                    others: list[list[Any]], said: dict[str, str], n_lines: int,
+                    rng: random.Random, max_chars: int) -> list[str] | None:
+    """An answer row's lines in the turn style: the `gold` turns ((place in the conversation,
+    dated text)), topped up to `n_lines` with `spare` turns and other chains' current facts
+    (about half each); turns in conversation order, facts at random places among them (the
+    prompt's `timeline` then orders the days, a day's lines as given); None when they exceed
+    `max_chars` (the row keeps fact lines)."""
+    from mags_lib.agents.history_lines import dated_line
+
+    gold = gold[:n_lines]
+    room = max(0, n_lines - len(gold))
+    n_turns = min(len(spare), sum(rng.random() < 0.5 for _ in range(room)))
+    placed = gold + rng.sample(spare, n_turns)
+    end = max((j for j, _ in placed), default=0) + 1
+    placed += [(rng.uniform(0, end), dated_line(c[-1].text, said.get(c[-1].text)))
+               for c in rng.sample(others, min(len(others), room - n_turns))]
+    lines = [text for _, text in sorted(placed, key=lambda p: p[0])]
+    return lines if sum(map(len, lines)) <= max_chars else None
+
+
 def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, seed: int,
                 skips: Counter | None = None) -> list[dict]:
     """One open-answer row per question of `conv` (see the module docstring)."""
@@ -230,24 +256,43 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
     by_turn = _fact_turns(conv)
     rows = []
 
-    def lines_of(chain: list[Any], answer: str) -> list[str]:
+    turns = list(conv.turns())
+    turn_of = {t.dia_id: t for t in turns}
+    said_at = {o.text: tid for tid, facts in by_turn.items() for o in facts}
+
+    def versions(chain: list[Any], answer: str) -> list[Any]:
         """The current version after the one before; where neither names `answer` (the
         version before was a correction, so the earlier value is older), the latest older
-        version that does comes first, also marked no longer true."""
+        version that does comes first."""
         shown = chain[-2:]
         if not any(answer.lower() in o.text.lower() for o in shown):
             named = [o for o in chain[:-2] if answer.lower() in o.text.lower()]
             shown = named[-1:] + shown
-        out = [dated_line(o.text, said.get(o.text), valid=False) for o in shown[:-1]]
+        return shown
+
+    def lines_of(chain: list[Any], answer: str, marked: bool) -> list[str]:
+        """`versions` as fact lines, the older ones marked no longer true where `marked`."""
+        shown = versions(chain, answer)
+        out = [dated_line(o.text, said.get(o.text), valid=not marked) for o in shown[:-1]]
         return out + [dated_line(shown[-1].text, said.get(shown[-1].text))]
+
+    def turn_ids(chains: list[list[Any]], answer: str | None = None) -> set[str]:
+        """The turns that said each chain's `versions` (every version without `answer`)."""
+        return {said_at[o.text] for c in chains
+                for o in (versions(c, answer) if answer is not None else c) if o.text in said_at}
 
     for i, qa in enumerate(conv.qa):
         answer = IDK if qa.answer is None else str(qa.answer).strip()
         if not answer or len(answer) > cfg.open_answer_chars:
             skips["long_answer" if answer else "no_answer"] += 1
             continue
+        style = rng.random()  # fact lines (earlier versions marked), unmarked, or turns
+        as_turns = style < cfg.answer_turn_share
+        marked = style >= cfg.answer_turn_share + cfg.answer_unmarked_share
         gold_chains: list[list[Any]] = []
         pool = chains
+        withheld = ""  # the value of an answerable question whose facts are left out
+        withheld_turns: set[str] = set()
         if qa.answer is not None:
             for e in qa.evidence:
                 for o in by_turn.get(e, []):
@@ -259,14 +304,32 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
                 continue
             if rng.random() < cfg.no_memory_share:  # and no other line names the answer
                 pool = [c for c in chains if answer.lower() not in c[-1].text.lower()]
-                gold_chains, answer = [], IDK
-        blocks = [lines_of(c, answer) for c in gold_chains]  # after its earlier version
+                withheld, answer = answer, IDK
+                withheld_turns = turn_ids(gold_chains) | set(qa.evidence)
+                gold_chains = []
         others = [c for c in pool if all(c is not g for g in gold_chains)]
-        room = max(0, n_lines - sum(map(len, blocks)))
-        blocks += [[dated_line(c[-1].text, said.get(c[-1].text))]
-                   for c in rng.sample(others, min(len(others), room))]
-        rng.shuffle(blocks)
-        lines = [ln for b in blocks for ln in b]
+        lines = None
+        if as_turns:
+            if answer == IDK:  # none of the question's turns, none naming its value
+                gold, avoid = [], withheld_turns
+            else:
+                ids = turn_ids(gold_chains, answer) | {e for e in qa.evidence if e in turn_of}
+                gold = [(j, turn_text(t, dated=True)) for j, t in enumerate(turns)
+                        if t.dia_id in ids]
+                avoid = turn_ids(gold_chains) | ids
+            spare = [(j, turn_text(t, dated=True)) for j, t in enumerate(turns)
+                     if t.dia_id not in avoid
+                     and not (withheld and withheld.lower() in t.text.lower())]
+            lines = _turn_row_lines(gold, spare, others, said, n_lines, rng,
+                                    cfg.answer_turn_chars)
+            skips["turn_lines" if lines is not None else "turn_lines_too_long"] += 1
+        if lines is None:
+            blocks = [lines_of(c, answer, marked) for c in gold_chains]  # after the earlier
+            room = max(0, n_lines - sum(map(len, blocks)))
+            blocks += [[dated_line(c[-1].text, said.get(c[-1].text))]
+                       for c in rng.sample(others, min(len(others), room))]
+            rng.shuffle(blocks)
+            lines = [ln for b in blocks for ln in b]
         row_gold = {"answer": answer, "observation": qa.asked(), "lines": lines,
                     "source": source, "conversation": conv.sample_id, "question": i,
                     "kind": qa.kind or ("unknown" if qa.answer is None else "answer"),
