@@ -56,6 +56,7 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
     "12": ("04",),  # 04's answer, ask and write GGUFs; LoCoMo (outside the chain)
     "13": ("04",),  # the same, on the test splits
     "14": ("01", "03", "04"),  # data/synth/write, 03's recipe, 04's write GGUF
+    "15": ("04",),  # 04's answer, ask and write GGUFs; LoCoMo (outside the chain)
 }
 
 # What each notebook leaves outside results/ (globs under the project root); one that matches

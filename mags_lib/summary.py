@@ -428,6 +428,33 @@ def transfer_headline(root: Path) -> str | None:
             f"{', SMOKE run' if m.get('smoke') else ''}): " + "; ".join(parts) + ".")
 
 
+CONV_MECHANISMS_LEAD = "Mechanisms on conversations"
+CONV_MECHANISMS = "15_conversation_mechanisms"
+
+
+def conversation_mechanisms_section(root: Path) -> str:
+    """Notebook 15: the memory's mechanisms switched off one at a time on conversations."""
+    from mags_lib.evaluation.conversation_mechanisms import mechanisms_markdown
+
+    m = _load(root / CONV_MECHANISMS / "metrics.json")
+    if not m or not (m.get("persona") or m.get("missing")):
+        return _missing("notebook 15 results", "python -m mags_lib.pipeline --only 15")
+    return ("_SMOKE run_\n\n" if m.get("smoke") else "") + mechanisms_markdown(m)
+
+
+def conversation_mechanisms_headline(root: Path) -> str | None:
+    """The README's line: each mechanism's paired effect on conversations."""
+    from mags_lib.evaluation.conversation_mechanisms import mechanisms_headline
+
+    m = _load(root / CONV_MECHANISMS / "metrics.json") or {}
+    line = mechanisms_headline(m) if m.get("persona") else None
+    if not line:
+        return None
+    return (f"{CONV_MECHANISMS_LEAD} (notebook 15, the closed loop with one mechanism off, "
+            "effect = with it minus without it, paired by question, 95% interval"
+            f"{', SMOKE run' if m.get('smoke') else ''}): {line}")
+
+
 def export_section(root: Path) -> str:
     m = _load(root / "04_export_gguf" / "metrics.json")
     if not m:
@@ -630,7 +657,8 @@ def readme_headline(root: Path) -> str:
                   f"{pooled[0]['n_seeds']}{', SMOKE run' if tw.get('smoke') else ''}): "
                   + ", ".join(f"`{r['agent']}`{' (ceiling)' if r['agent'] == 'oracle' else ''}"
                               f" {r['wins']}" for r in pooled) + "."]
-    for line in (conversations_headline(root), test_headline(root), transfer_headline(root)):
+    for line in (conversations_headline(root), test_headline(root), transfer_headline(root),
+                 conversation_mechanisms_headline(root)):
         if line:
             lines += ["", line]
     lines += ["", REPORT_POINTER + " (both surfaces, ablations, training, export, dynamics, "
@@ -653,7 +681,8 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
         lines = old.strip("\n").split("\n")      # with notebooks 12's and 13's lines updated
         for lead, line in ((CONVERSATIONS_LEAD, conversations_headline(root)),
                            (TEST_LEAD, test_headline(root)),
-                           (TRANSFER_LEAD, transfer_headline(root))):
+                           (TRANSFER_LEAD, transfer_headline(root)),
+                           (CONV_MECHANISMS_LEAD, conversation_mechanisms_headline(root))):
             if not line:
                 continue
             at = next((i for i, ln in enumerate(lines) if ln.startswith(lead)), None)
@@ -666,7 +695,8 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
         return True
     if keep and MECHANISMS_LEAD not in body and MECHANISMS_LEAD in old:
         kept = MECHANISMS_LEAD + old.split(MECHANISMS_LEAD, 1)[1].split(REPORT_POINTER, 1)[0]
-        for lead in (CONVERSATIONS_LEAD, TEST_LEAD, TRANSFER_LEAD):  # regenerated lines
+        for lead in (CONVERSATIONS_LEAD, TEST_LEAD, TRANSFER_LEAD,
+                     CONV_MECHANISMS_LEAD):  # regenerated lines
             if lead in body:
                 kept = "\n".join(ln for ln in kept.split("\n") if not ln.startswith(lead))
         kept = kept.rstrip()
@@ -694,6 +724,7 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("Conversations (12)", conversations_section),
             ("Test splits (13)", test_splits_section),
             ("Transfer matrix (14)", transfer_section),
+            ("Mechanisms on conversations (15)", conversation_mechanisms_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))
 
 

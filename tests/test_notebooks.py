@@ -16,7 +16,8 @@ from mags_lib.pipeline import notebooks
 EXPECTED = ["01_synthesize_dataset", "02_train_ask_model", "03_train_write_model",
             "04_export_gguf", "05_graph_dynamics", "06_evaluate_game", "07_ask_grpo_seeds",
             "08_write_objectives", "09_mechanisms", "10_textworld", "11_ask_objectives",
-            "12_conversations", "13_test_splits", "14_transfer_matrix"]
+            "12_conversations", "13_test_splits", "14_transfer_matrix",
+            "15_conversation_mechanisms"]
 TOOLS = ["explore_memory"]  # interactive notebooks outside the papermill chain
 
 

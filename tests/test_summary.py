@@ -509,3 +509,37 @@ def test_the_transfer_matrix_reaches_the_report_and_the_readme_block(tmp_path):
                     "balanced): mix: game 0.800 (bal. 0.600), persona 0.800 (bal. 0.600); game "
                     "only: game 0.800 (bal. 0.600), persona 0.500 (bal. 0.600).")
     assert _lines_in_readme_block(tmp_path, "Transfer matrix (notebook 14") == 1
+
+
+def test_the_mechanisms_on_conversations_reach_the_report_and_the_readme_block(tmp_path):
+    from mags_lib.summary import (
+        conversation_mechanisms_headline,
+        conversation_mechanisms_section,
+    )
+
+    assert "--only 15" in conversation_mechanisms_section(tmp_path)
+    assert conversation_mechanisms_headline(tmp_path) is None
+
+    def effect(full, off, ci):
+        return {"n": 48, "full": full, "ablated": off, "effect": full - off, "ci95": ci,
+                "resampled": "conversations", "separated": ci[0] > 0 or ci[1] < 0}
+    side = {"memory_size": 30.0, "supersession": None}
+    table = [{"agent": "mags", "mechanism": "contradiction", "full": side, "ablated": side,
+              "effects": {"current": effect(0.7, 0.4, [0.1, 0.5]),
+                          "stale": effect(0.02, 0.3, [-0.4, -0.1])}},
+             {"agent": "mags", "mechanism": "hebbian", "full": side, "ablated": side,
+              "effects": {"current": effect(0.7, 0.7, [-0.05, 0.05])}}]
+    (tmp_path / "15_conversation_mechanisms").mkdir()
+    (tmp_path / "15_conversation_mechanisms" / "metrics.json").write_text(json.dumps({
+        "smoke": False, "reader": "a reader", "persona": {
+            "split": "test", "conversations": ["p1", "p2"], "ablations": table},
+        "locomo": {"missing": "no LoCoMo here"}}))
+    section = conversation_mechanisms_section(tmp_path)
+    assert "| mags | contradiction | **0.700 → 0.400: +0.300 [+0.100, +0.500]** |" in section
+    assert "| mags | hebbian | 0.700 → 0.700: +0.000 [-0.050, +0.050] |" in section
+    assert "**locomo**: no LoCoMo here" in section
+    line = conversation_mechanisms_headline(tmp_path)
+    assert line.startswith("Mechanisms on conversations (notebook 15")
+    assert "persona test `mags`: contradiction current +0.300 [+0.10, +0.50]" in line
+    assert "Separated from 0: persona mags without contradiction: current 0.700 -> 0.400" in line
+    assert _lines_in_readme_block(tmp_path, "Mechanisms on conversations (notebook 15") == 1

@@ -52,7 +52,8 @@ def dialogue_memory() -> dict[str, Any]:
 class ConversationEvalConfig:
     agents: list[str] = field(default_factory=lambda: ["bare", "full_context", "static_rag",
                                                        "gold_writes"], metadata={
-        "help": "agent names (agents.AGENT_NAMES without game ground truth) and 'gold_writes'"})
+        "help": "agent names (agents.AGENT_NAMES without game ground truth) and 'gold_writes'; "
+                "'<agent>/no_<mechanism>' reads with one mechanism of agents.MECHANISMS off"})
     k: int = field(default=5, metadata={"help": "memory lines per question"})
     max_tokens: int = field(default=24, metadata={"help": "new tokens per answer"})
     max_questions: int | None = field(default=None, metadata={
@@ -143,21 +144,44 @@ class GoldWritesMemory:
         return node_list(self.memory)
 
 
+ABLATED = "/no_"
+"""Joins an agent and a mechanism it reads without: 'mags_episodic/no_hebbian'."""
+
+
+def ablated_name(agent: str, mechanism: str) -> str:
+    """The agent name under which `agent` reads with `mechanism` (`agents.MECHANISMS`) off.
+
+    >>> ablated_name("mags", "hebbian"), split_ablated("mags/no_hebbian"), split_ablated("mags")
+    ('mags/no_hebbian', ('mags', 'hebbian'), ('mags', None))
+    """
+    return f"{agent}{ABLATED}{mechanism}"
+
+
+def split_ablated(name: str) -> tuple[str, str | None]:
+    """(agent, mechanism switched off or None) of an agent name; see `ablated_name`."""
+    agent, sep, mechanism = name.partition(ABLATED)
+    return (agent, mechanism) if sep else (name, None)
+
+
 def reader(name: str, conv: Dialogue, llm: Any, cfg: ConversationEvalConfig,
            embedder: Any, roles: dict[str, Any] | None = None) -> Any:
-    """`name`'s memory after reading every turn of `conv`."""
+    """`name`'s memory after reading every turn of `conv` ('agent/no_<mechanism>': the agent
+    with that mechanism of its memory switched off, `ablated_name`)."""
     from mags_lib.memory import MemoryConfig
 
     if name == "gold_writes":
         return GoldWritesMemory(conv, embedder, cfg.k, MemoryConfig.from_dict(cfg.memory))
     from mags_lib.agents import LOOP_AGENTS, make_agent
 
+    agent_name, off = split_ablated(name)
     extra: dict[str, Any] = {"embedder": embedder}
-    if name.startswith("mags") or name == "mem0":
+    if agent_name.startswith("mags") or agent_name == "mem0":
         extra.update(roles=roles or {}, memory=cfg.memory)
-    if name in LOOP_AGENTS:
+    if agent_name in LOOP_AGENTS:
         extra["loop"] = cfg.loop
-    agent = make_agent(name, llm, k=cfg.k, max_tokens=cfg.max_tokens,
+    if off is not None:
+        extra["ablate"] = off
+    agent = make_agent(agent_name, llm, k=cfg.k, max_tokens=cfg.max_tokens,
                        context_window=cfg.context_window, **extra)
     agent.reset(cfg.seed)
     for obs in conv.stream():
