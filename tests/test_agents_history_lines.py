@@ -72,3 +72,42 @@ def test_the_loop_dates_lines_from_its_observations_and_checks_its_config():
         "[8 May 2023] (no longer true) Ana lives in Porto.", "[2 June 2023] Ana lives in Lisbon."]
     with pytest.raises(MagsError, match="versions"):
         LoopConfig(versions=-1)
+    with pytest.raises(MagsError, match="versions"):
+        LoopConfig(past_versions=-1)
+
+
+def test_the_loop_shows_earlier_versions_only_for_an_open_question_about_the_past():
+    from mags_lib.agents.loop import MagsLoopAgent
+    from mags_lib.game.base import Observation
+    from mags_lib.llm import Completion
+
+    class Scripted:
+        def __init__(self, texts):
+            self.texts = list(texts)
+
+        def chat(self, messages, **kw):
+            return Completion(self.texts.pop(0) if len(self.texts) > 1 else self.texts[0],
+                              finish_reason="stop")
+
+    def agent(**loop):
+        write = Scripted(["<engram>\nadd semantic 0.9: Ana lives in Porto.\n",
+                          "<engram>\nupdate semantic 0.9: Ana lives in Lisbon.\n"])
+        ask = Scripted(["<recall>\nquery: where Ana lives\n</recall>"])
+        a = MagsLoopAgent(None, ask_llm=ask, write_llm=write, loop=LoopConfig(**loop),
+                          embedder=HashingEmbedder())
+        a.reset(0)
+        a.observe(Observation("Ana: I live in Porto.", turn=1, kind="utterance"))
+        a.observe(Observation("Ana: I moved to Lisbon.", turn=2, kind="utterance"))
+        return a
+
+    def shown(a, text, legal=()):
+        return [x["text"] for x in a.memory_lines(Observation(text, turn=3, kind="question",
+                                                              legal_actions=list(legal)))]
+    default = agent()
+    assert shown(default, "Where did Ana live before?")[-2:] == [
+        "(no longer true) Ana lives in Porto.", "Ana lives in Lisbon."]
+    assert not any("no longer" in t for t in shown(default, "Where does Ana live now?"))
+    assert not any("no longer" in t for t in shown(
+        default, "Before the quax you place Porto or Lisbon. Which?", ["Porto", "Lisbon"]))
+    assert not any("no longer" in t for t in shown(agent(past_versions=0),
+                                                   "Where did Ana live before?"))

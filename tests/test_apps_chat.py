@@ -327,12 +327,23 @@ def test_an_updated_fact_is_recalled_after_the_version_it_replaced(tmp_path):
                           ("[2 June 2026] Ana lives in Lisbon.", True)]  # the current one last
     assert "  old [semantic] [8 May 2026] (no longer true)" in "\n".join(why_lines(s.last))
     s.close()
-    s = _session(tmp_path)  # versions=0, the default: current facts only
-    _say(s, "Where did Ana live before?")
+    s = _session(tmp_path)  # the defaults: versions 0, past_versions 1
+    _say(s, "Where does Ana live now?")  # a question about now: current facts only
     assert [r["text"] for r in s.last["recalled"]][-1] == "[2 June 2026] Ana lives in Lisbon."
+    assert not any("no longer true" in r["text"] for r in s.last["recalled"])
+    _say(s, "Where did Ana live before?")  # about the past: the earlier version too
+    assert [r["text"] for r in s.last["recalled"]][-2:] == [
+        "[8 May 2026] (no longer true) Ana lives in Porto.", "[2 June 2026] Ana lives in Lisbon."]
+    s.close()
+    s = ChatSession.open(ChatConfig(memory=str(tmp_path / "mem"), embedder="hashing",
+                                    past_versions=0),
+                         llms=llms, embedder=HashingEmbedder(), say=lambda _: None)
+    _say(s, "Where did Ana live before?")  # past_versions 0: current facts only, always
     assert not any("no longer true" in r["text"] for r in s.last["recalled"])
     with pytest.raises(MagsError, match="versions"):
         ChatConfig(versions=-1)
+    with pytest.raises(MagsError, match="versions"):
+        ChatConfig(past_versions=-1)
 
 
 def test_with_questions_chat_a_question_gets_the_chat_prompt_and_past_exchanges(tmp_path):

@@ -49,6 +49,9 @@ def main() -> None:
                     help="mags: how the queries' hits are merged (LoopConfig.merge)")
     ap.add_argument("--versions", type=int, default=0,
                     help="mags: earlier versions shown before each recalled fact (LoopConfig)")
+    ap.add_argument("--past-versions", type=int, default=None,
+                    help="mags: earlier versions shown for a question about the past "
+                         "(LoopConfig.past_versions; default: the agent's own)")
     ap.add_argument("--grounding", choices=["on", "off"], default=None,
                     help="mags: refuse writes naming what the turn never said (LoopConfig)")
     ap.add_argument("--grounding-words", choices=["on", "off"], default=None,
@@ -85,6 +88,8 @@ def main() -> None:
     except (MagsError, ValueError, TypeError) as exc:
         sys.exit(f"error: {exc}")
     loop: dict = {"versions": args.versions}  # unset options keep each agent's own defaults
+    if args.past_versions is not None:
+        loop["past_versions"] = args.past_versions
     if args.recall_observation:
         loop["recall_observation"] = True
     if args.merge != "score":

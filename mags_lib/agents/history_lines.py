@@ -14,6 +14,7 @@ observations (`Observation.when`); the games have no calendar and get the plain 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,39 @@ from mags_lib.agents.base import recalled
 
 RETIRED = "(no longer true)"
 """The mark of a superseded fact's line, before its text."""
+
+PAST_CUES = re.compile(r"\b(before|previous(ly)?|earlier|formerly|originally|used to|"
+                       r"in the past|at first|at the start|prior to that|any ?more|no longer|"
+                       r"last time)\b", re.I)
+"""English words by which a question asks what was true once (`asks_about_past`)."""
+
+
+def asks_about_past(question: str) -> bool:
+    """Whether an open question asks what was true once, not now: "where did I live before?".
+    A plain word list (`PAST_CUES`), the same for every task; an agent applies it only to
+    questions without options (a choice among legal actions asks about now).
+
+    >>> asks_about_past("Ana: Where did I live before?"), asks_about_past("Which car do I own?")
+    (True, False)
+    >>> asks_about_past("What did Ana work as previously?"), asks_about_past("Where do I live now?")
+    (True, False)
+    """
+    return bool(PAST_CUES.search(question))
+
+
+def history_depth(question: str, versions: int, past_versions: int,
+                  has_options: bool = False) -> int:
+    """Earlier versions to show before each recalled fact: `versions` always, `past_versions`
+    where an open question asks about the past (`asks_about_past`), the larger of the two.
+
+    >>> history_depth("Where did I live before?", 0, 1), history_depth("Where do I live?", 0, 1)
+    (1, 0)
+    >>> history_depth("Before the quax you place a or b. Which?", 0, 1, has_options=True)
+    0
+    """
+    asked = past_versions if past_versions and not has_options and asks_about_past(question) \
+        else 0
+    return max(versions, asked)
 
 
 def dated_line(text: str, day: str | None, valid: bool = True) -> str:

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mags_lib.agents.base import AgentConfig, memory_reward, recalled
+from mags_lib.agents.history_lines import history_depth
 from mags_lib.agents.memory_agent import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
@@ -116,6 +117,10 @@ class LoopConfig:
         "help": "earlier versions shown before each recalled fact, marked '(no longer true)' "
                 "(`agents.history_lines`), so that the answer model can name what was true "
                 "before; 0: the facts valid now only (the game, whose stale rules only mislead)"})
+    past_versions: int = field(default=1, metadata={
+        "help": "earlier versions shown, as `versions` does, only where a question without "
+                "options asks about the past ('where did I live before?', "
+                "`history_lines.asks_about_past`); the larger of the two applies; 0: off"})
     grounding: bool = field(default=False, metadata={
         "help": "refuse a written add / update that names what the observation never said (a "
                 "capitalised word or a number that neither the turn nor an earlier speaker "
@@ -142,9 +147,11 @@ class LoopConfig:
         if self.merge not in MERGES:
             raise MagsError(f"LoopConfig: unknown merge {self.merge!r}",
                             f"use one of {', '.join(MERGES)}")
-        if self.versions < 0:
-            raise MagsError(f"LoopConfig: versions = {self.versions}",
-                            "versions >= 0 (earlier versions per recalled fact; 0 = none)")
+        if self.versions < 0 or self.past_versions < 0:
+            raise MagsError(f"LoopConfig: versions = {self.versions}, past_versions = "
+                            f"{self.past_versions}",
+                            "versions, past_versions >= 0 (earlier versions per recalled "
+                            "fact; 0 = none)")
         if self.working_lines < 0 or not 0.0 <= self.working_min_cosine <= 1.0:
             raise MagsError(f"LoopConfig: working_lines = {self.working_lines}, "
                             f"working_min_cosine = {self.working_min_cosine}",
@@ -390,21 +397,24 @@ class MagsLoopAgent(MemoryAgent):
             texts = [obs.text, *texts] if self.loop.merge == "interleave" else [*texts, obs.text]
         t1 = time.perf_counter()
         lines = (self._consolidated(texts) if self.loop.context == "consolidated"
-                 else self._hits(texts))
+                 else self._hits(texts, history_depth(obs.text, self.loop.versions,
+                                                      self.loop.past_versions,
+                                                      bool(obs.legal_actions))))
         if self.loop.working_lines:
             lines = self._with_working(texts, lines)
         self.last_timing["ask"] = t1 - t0
         self.last_timing["recall"] = time.perf_counter() - t1
         return lines
 
-    def _hits(self, queries: list[str]) -> list[dict[str, Any]]:
+    def _hits(self, queries: list[str], depth: int) -> list[dict[str, Any]]:
         """Each query's recall hits, merged by node (best score), the best k, best last; each
-        after its `versions` earlier versions, dated where the task dates its turns."""
+        after `depth` earlier versions (`history_lines.history_depth`), dated where the task
+        dates its turns."""
         from mags_lib.agents.history_lines import with_history
 
         hits = merged_hits(self.memory, queries, self.loop.query_k, self.config.k,
                            merge=self.loop.merge)
-        return with_history(self.memory, hits, self.loop.versions, self.when.get)
+        return with_history(self.memory, hits, depth, self.when.get)
 
     def working_hits(self, queries: list[str]) -> list[tuple[float, str]]:
         """(best cosine to a query, text) of the working-memory items at or above

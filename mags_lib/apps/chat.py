@@ -92,6 +92,10 @@ class ChatConfig:
                 "longer true)', so that 'where did I live before?' can be answered. Off (0) by "
                 "default: the 135M answer model names the stale value more often when shown it "
                 "(docs/journal.md, 2026-11-28)"})
+    past_versions: int = field(default=1, metadata={
+        "help": "earlier versions shown, as `versions` does, only for a question that asks "
+                "about the past ('where did I live before?', `history_lines.asks_about_past`); "
+                "the larger of the two applies; 0: off"})
     answer_block: str = field(default="auto", metadata={
         "help": "the memory block the answer's lines are recalled from: 'semantic' (the write "
                 "model's facts, where an update supersedes the old value), '' (any block: the "
@@ -144,8 +148,9 @@ class ChatConfig:
         if self.questions not in ("memory", "chat"):
             raise MagsError(f"unknown ChatConfig.questions {self.questions!r}",
                             "pass --questions memory or --questions chat")
-        if self.versions < 0:
-            raise MagsError("ChatConfig.versions must be 0 or more", "pass --versions 0 or more")
+        if self.versions < 0 or self.past_versions < 0:
+            raise MagsError("ChatConfig.versions and past_versions must be 0 or more",
+                            "pass --versions / --past-versions 0 or more")
 
 
 def model_spec(spec: str, role: str) -> tuple[str | None, bool]:
@@ -350,7 +355,10 @@ class ChatSession:
         if self.cfg.recall_message and text not in queries:
             queries = [*queries, text]
         self.last["queries"] = queries
-        lines = self._recall(queries)
+        from mags_lib.agents.history_lines import history_depth
+
+        lines = self._recall(queries, history_depth(text, self.cfg.versions,
+                                                    self.cfg.past_versions))
         self.last["recalled"] = lines
         short = self.cfg.questions == "memory" and kind == "question"  # a short answer's line
         messages = self._answer_messages(text, lines, short)
@@ -434,8 +442,8 @@ class ChatSession:
                             "fallback": not queries}
         return queries or [text]
 
-    def _recall(self, queries: list[str]) -> list[dict[str, Any]]:
-        """The best `k` facts for the queries, best last, each after its earlier versions."""
+    def _recall(self, queries: list[str], depth: int) -> list[dict[str, Any]]:
+        """The best `k` facts for the queries, best last, each after `depth` earlier versions."""
         from mags_lib.agents.history_lines import with_history
         from mags_lib.agents.loop import merged_hits
 
@@ -445,7 +453,7 @@ class ChatSession:
         return [{"node": line["id"], "text": line["text"], "score": line["score"],
                  "block": nodes[line["id"]]["block"], "valid": line["valid"],
                  "path": line["path"], "sources": line["sources"]}
-                for line in with_history(self.memory, hits, self.cfg.versions, source_day)]
+                for line in with_history(self.memory, hits, depth, source_day)]
 
     def answer_block(self) -> str | None:
         """The block the answer's lines come from (None: any); see `ChatConfig.answer_block`."""

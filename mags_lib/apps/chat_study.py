@@ -134,6 +134,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="JSON report (default results/12_conversations/chat_restart_SPLIT.json)")
     ap.add_argument("--versions", type=int, default=ChatConfig.versions,
                     help="earlier versions shown before each recalled fact (ChatConfig.versions)")
+    ap.add_argument("--past-versions", type=int, default=ChatConfig.past_versions,
+                    help="earlier versions shown for a question about the past "
+                         "(ChatConfig.past_versions)")
     ap.add_argument("--history", type=int, default=ChatConfig.history,
                     help="past exchanges in the answer prompt (ChatConfig.history)")
     ap.add_argument("--answer-block", default=ChatConfig.answer_block,
@@ -147,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     out = args.out or RESULTS_DIR / "12_conversations" / f"chat_restart_{args.split}.json"
     report = chat_restart_study(args.split, args.n, out=out, versions=args.versions,
-                                history=args.history, answer_block=args.answer_block,
+                                past_versions=args.past_versions, history=args.history, answer_block=args.answer_block,
                                 recall_message=args.recall_message,
                                 grounding_words=args.grounding_words)
     print(json.dumps({"scores": report["scores"], "changed_facts": report["changed_facts"],
