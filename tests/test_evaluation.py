@@ -51,6 +51,18 @@ def test_config_id_follows_a_loop_agents_own_defaults(monkeypatch):
     assert plain.config_id() == ids[1]
 
 
+def test_config_id_follows_the_loop_and_memory_defaults(monkeypatch):
+    """A changed field default of LoopConfig or MemoryConfig replays every game under resume."""
+    import mags_lib.evaluation.config as evaluation_config
+
+    first = config().config_id()
+    real = evaluation_config.config_defaults()
+    assert real["loop"]["past_versions"] == 1 and "max_visited" in str(real["memory"])
+    monkeypatch.setattr(evaluation_config, "config_defaults",
+                        lambda: {**real, "loop": {**real["loop"], "versions": 2}})
+    assert config().config_id() != first
+
+
 def test_config_id_follows_a_model_files_content_not_its_name(tmp_path):
     from mags_lib.llm import LLMConfig
 

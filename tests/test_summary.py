@@ -540,6 +540,8 @@ def test_the_mechanisms_on_conversations_reach_the_report_and_the_readme_block(t
     assert "**locomo**: no LoCoMo here" in section
     line = conversation_mechanisms_headline(tmp_path)
     assert line.startswith("Mechanisms on conversations (notebook 15")
-    assert "persona test `mags`: contradiction current +0.300 [+0.10, +0.50]" in line
-    assert "Separated from 0: persona mags without contradiction: current 0.700 -> 0.400" in line
+    assert ("persona test current: `mags` contradiction +0.300 [+0.10, +0.50], hebbian "
+            "+0.000 [-0.05, +0.05]") in line
+    assert "Intervals that exclude 0: persona mags without contradiction: current 0.700 -> " \
+        "0.400; persona mags without contradiction: stale 0.020 -> 0.300." in line
     assert _lines_in_readme_block(tmp_path, "Mechanisms on conversations (notebook 15") == 1

@@ -204,11 +204,23 @@ class EvalConfig:
                            "llm": llm, "context_window": self.context_window,
                            "embedder": self.embedder, "memory": self.memory,
                            "remember_questions": self.remember_questions,
+                           # the field defaults of the loop and the memory: a changed default
+                           # replays the games (before 2026-11-30 only overrides counted)
+                           "defaults": config_defaults(),
                            # only when set, so ids of earlier runs (and their resumable games) hold
                            **({"answer_tags": True} if self.answer_tags else {}),
                            **({"debias_order": True} if self.debias_order else {})},
                           sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def config_defaults() -> dict[str, Any]:
+    """The default `LoopConfig` and `MemoryConfig` (every field), part of `EvalConfig.config_id`:
+    a game played under one default is not reused under another."""
+    from mags_lib.agents.loop import LoopConfig
+    from mags_lib.memory import MemoryConfig
+
+    return {"loop": asdict(LoopConfig()), "memory": MemoryConfig().to_dict()}
 
 
 def _model_file_digest(model: str) -> str | None:

@@ -308,31 +308,29 @@ def separated_effects(result: dict[str, Any]) -> list[str]:
     return out
 
 
-HEADLINE_METRICS = {"persona": ("current", "stale"), "locomo": ("f1", "recall@10")}
-"""What the README's line shows of each source."""
+HEADLINE_METRICS = {"persona": "current", "locomo": "f1"}
+"""The metric the README's line shows of each source (the rest: `reports/RESULTS.md`)."""
 
 
 def mechanisms_headline(result: dict[str, Any]) -> str | None:
-    """One sentence per source and agent for the README: each mechanism's effect on the
-    headline metrics with its interval, and the effects separated from 0."""
+    """The README's sentence: each mechanism's effect on each source's headline metric with
+    its interval, per agent, then every effect whose interval excludes 0."""
     parts = []
-    for source, metrics in HEADLINE_METRICS.items():
+    for source, metric in HEADLINE_METRICS.items():
         part = result.get(source) or {}
         by_agent: dict[str, list[str]] = {}
         for t in part.get("ablations") or []:
-            cells = []
-            for m in metrics:
-                e = t["effects"].get(m)
-                if e:
-                    ci = e.get("ci95")
-                    cells.append(f"{m} {e['effect']:+.3f}"
-                                 + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else ""))
-            if cells:
-                by_agent.setdefault(t["agent"], []).append(f"{t['mechanism']} " + ", ".join(cells))
-        for agent, cells in by_agent.items():
-            parts.append(f"{source} {part['split']} `{agent}`: " + "; ".join(cells))
+            e = t["effects"].get(metric)
+            if e:
+                ci = e.get("ci95")
+                by_agent.setdefault(t["agent"], []).append(
+                    f"{t['mechanism']} {e['effect']:+.3f}"
+                    + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else ""))
+        if by_agent:
+            parts.append(f"{source} {part['split']} {metric}: " + "; ".join(
+                f"`{agent}` " + ", ".join(cells) for agent, cells in by_agent.items()))
     if not parts:
         return None
     separated = separated_effects(result)
-    return ("; ".join(parts) + ". Separated from 0: "
-            + (", ".join(separated) if separated else "none") + ".")
+    return (". ".join(parts) + ". Intervals that exclude 0: "
+            + ("; ".join(separated) if separated else "none") + ".")
