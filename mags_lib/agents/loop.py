@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mags_lib.agents.base import AgentConfig, memory_reward, recalled
-from mags_lib.agents.history_lines import history_depth
+from mags_lib.agents.history_lines import history_depth, with_history
 from mags_lib.agents.memory_agent import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
@@ -410,8 +410,6 @@ class MagsLoopAgent(MemoryAgent):
         """Each query's recall hits, merged by node (best score), the best k, best last; each
         after `depth` earlier versions (`history_lines.history_depth`), dated where the task
         dates its turns."""
-        from mags_lib.agents.history_lines import with_history
-
         hits = merged_hits(self.memory, queries, self.loop.query_k, self.config.k,
                            merge=self.loop.merge)
         return with_history(self.memory, hits, depth, self.when.get)

@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     out = args.out or RESULTS_DIR / "12_conversations" / f"chat_restart_{args.split}.json"
     report = chat_restart_study(args.split, args.n, out=out, versions=args.versions,
-                                past_versions=args.past_versions, history=args.history, answer_block=args.answer_block,
+                                past_versions=args.past_versions, history=args.history,
+                                answer_block=args.answer_block,
                                 recall_message=args.recall_message,
                                 grounding_words=args.grounding_words)
     print(json.dumps({"scores": report["scores"], "changed_facts": report["changed_facts"],
