@@ -119,28 +119,19 @@ def question_outcomes(row: dict[str, Any], qa: Any) -> dict[str, float]:
     return out
 
 
-def _interval(diffs: list[tuple[str, float]], n: int = 2000, seed: int = 0
-              ) -> tuple[list[float] | None, str]:
-    """95% percentile interval of the mean paired difference: whole conversations resampled
-    where there are two or more, else questions. ([lo, hi] or None, 'conversations' /
-    'questions')."""
+def _interval(diffs: list[tuple[str, float]], seed: int = 0) -> tuple[list[float] | None, str]:
+    """95% percentile interval of the mean paired difference by
+    `evidence_recall.bootstrap_by_conversation`: whole conversations resampled where there are
+    two or more, else each question as its own group. ([lo, hi] or None, what was resampled)."""
+    from mags_lib.evaluation.evidence_recall import bootstrap_by_conversation
+
     if len(diffs) < 2:
         return None, "none"
-    groups: dict[str, list[float]] = {}
-    for conv, d in diffs:
-        groups.setdefault(conv, []).append(d)
-    rng = np.random.default_rng(seed)
-    if len(groups) >= 2:
-        sums = np.array([sum(v) for v in groups.values()])
-        counts = np.array([len(v) for v in groups.values()])
-        picks = rng.integers(0, len(groups), size=(n, len(groups)))
-        means, by = sums[picks].sum(1) / counts[picks].sum(1), "conversations"
-    else:
-        values = np.array([d for _, d in diffs])
-        means = values[rng.integers(0, len(values), size=(n, len(values)))].mean(1)
-        by = "questions"
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return [float(lo), float(hi)], by
+    by = "conversations" if len({conv for conv, _ in diffs}) >= 2 else "questions"
+    rows = [{"conversation": conv if by == "conversations" else f"{conv}:{i}", "diff": d}
+            for i, (conv, d) in enumerate(diffs)]
+    lo, hi = bootstrap_by_conversation(rows, "diff", seed=seed)
+    return [lo, hi], by
 
 
 def paired_effects(rows: list[dict[str, Any]], qas: dict[tuple[str, int], Any], full: str,
