@@ -608,6 +608,14 @@ def _chat_line(root: Path) -> str:
             f"{' (SMOKE models)' if report.get('smoke') else ''}.")
 
 
+def headline_lines(root: Path) -> list[tuple[str, str | None]]:
+    """(lead, line or None) of the README block's one-line headlines after the tables, in
+    order: `readme_headline` writes them, `update_readme` replaces them in a kept block."""
+    return [(CONVERSATIONS_LEAD, conversations_headline(root)), (TEST_LEAD, test_headline(root)),
+            (TRANSFER_LEAD, transfer_headline(root)),
+            (CONV_MECHANISMS_LEAD, conversation_mechanisms_headline(root))]
+
+
 def readme_headline(root: Path) -> str:
     """The README's block: the closed loop on the varied held-out surface, its targets and its
     speed, with a pointer to the full report."""
@@ -657,8 +665,7 @@ def readme_headline(root: Path) -> str:
                   f"{pooled[0]['n_seeds']}{', SMOKE run' if tw.get('smoke') else ''}): "
                   + ", ".join(f"`{r['agent']}`{' (ceiling)' if r['agent'] == 'oracle' else ''}"
                               f" {r['wins']}" for r in pooled) + "."]
-    for line in (conversations_headline(root), test_headline(root), transfer_headline(root),
-                 conversation_mechanisms_headline(root)):
+    for _, line in headline_lines(root):
         if line:
             lines += ["", line]
     lines += ["", REPORT_POINTER + " (both surfaces, ablations, training, export, dynamics, "
@@ -679,10 +686,7 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
     body = readme_headline(root)
     if keep and _is_missing(body) and "|" in old:  # no notebook 06 here: the old block stays,
         lines = old.strip("\n").split("\n")      # with notebooks 12's and 13's lines updated
-        for lead, line in ((CONVERSATIONS_LEAD, conversations_headline(root)),
-                           (TEST_LEAD, test_headline(root)),
-                           (TRANSFER_LEAD, transfer_headline(root)),
-                           (CONV_MECHANISMS_LEAD, conversation_mechanisms_headline(root))):
+        for lead, line in headline_lines(root):
             if not line:
                 continue
             at = next((i for i, ln in enumerate(lines) if ln.startswith(lead)), None)
@@ -695,8 +699,7 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
         return True
     if keep and MECHANISMS_LEAD not in body and MECHANISMS_LEAD in old:
         kept = MECHANISMS_LEAD + old.split(MECHANISMS_LEAD, 1)[1].split(REPORT_POINTER, 1)[0]
-        for lead in (CONVERSATIONS_LEAD, TEST_LEAD, TRANSFER_LEAD,
-                     CONV_MECHANISMS_LEAD):  # regenerated lines
+        for lead, _ in headline_lines(root):  # regenerated lines
             if lead in body:
                 kept = "\n".join(ln for ln in kept.split("\n") if not ln.startswith(lead))
         kept = kept.rstrip()
