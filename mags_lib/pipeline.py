@@ -48,6 +48,7 @@ from mags_lib.pipeline_state import (
     run_id,
     save_entry,
     stale_reason,
+    upstream_key,
 )
 
 _NUMBERED = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
@@ -74,7 +75,8 @@ class Planned:
 def _upstream(nb: Path, stems: list[str], runs: dict, cfg: PipelineConfig,
               pending: Collection[str] = ()) -> dict[str, str | None]:
     deps = dependencies(nb.stem, stems, cfg.depends_on)
-    return {s: "pending" if s in pending else run_id(runs.get(f"{s}.ipynb")) for s in deps}
+    return {s: "pending" if s in pending else upstream_key(nb.stem, s, runs.get(f"{s}.ipynb"), cfg)
+            for s in deps}
 
 
 def plan(smoke: bool, only: list[str] | None = None, force: bool = False,
@@ -125,6 +127,18 @@ def _execute(nb: Path, out: Path, params: dict, kernel: str) -> str | None:
     return None
 
 
+def _still_current(p: Planned, smoke: bool, cfg: PipelineConfig) -> bool:
+    """Whether a notebook planned to run holds after all, now that the notebooks before it
+    have run (one whose upstream rewrote the same files it reads: `READS`)."""
+    if p.entry is None:
+        return False
+    every, runs = notebooks(cfg.notebooks_dir), load_record(cfg.record_path)["runs"]
+    inputs = notebook_inputs(p.nb, {"SMOKE": smoke}, _upstream(p.nb, [q.stem for q in every],
+                                                                runs, cfg),
+                             code_index(cfg.package_dir), cfg)
+    return stale_reason(runs.get(p.nb.name), inputs, missing_outputs(p.nb, cfg)) is None
+
+
 def _run_one(p: Planned, smoke: bool, cfg: PipelineConfig) -> dict:
     """Execute a planned notebook and record it (first as unfinished, so a killed run counts
     as failed); its inputs are computed now, after the notebooks before it have run."""
@@ -154,6 +168,10 @@ def run(smoke: bool, only: list[str] | None = None, force: bool = False,
         head = f"[pipeline] {i}/{len(planned)} {p.nb.stem}"
         if not p.reason:
             print(f"{head}: up to date since {p.entry.get('finished')}", flush=True)
+            continue
+        if not force and _still_current(p, smoke, cfg):
+            print(f"{head}: up to date since {p.entry.get('finished')} (the notebooks before "
+                  "it ran, but what it reads of them is unchanged)", flush=True)
             continue
         print(f"{head} (SMOKE={smoke}) ... {_eta(todo[todo.index(p):])}\n"
               f"[pipeline]     why: {p.reason}", flush=True)

@@ -10,7 +10,12 @@ fingerprint computed now and its outputs are still on disk. The fingerprint hash
   `mags_lib` imports (imports inside functions too), with the packages' data files (grammars);
 * `upstream`: the ids of the last successful runs of the notebooks it reads from
   (`DEPENDS_ON`). Any re-run upstream thus re-runs everything downstream, and no multi-GB model
-  is hashed: models and datasets are stood for by the run that wrote them;
+  is hashed: models are stood for by the run that wrote them. Where all a notebook reads of an
+  upstream one is small files (`READS`: notebook 02 reads only the ask and answer datasets
+  of 01), their content stands for that upstream instead: re-synthesising the write rows
+  does not retrain the ask model on the same bytes. A notebook planned to run because its
+  upstream will run is checked again just before its turn, so it is skipped when the upstream
+  re-ran but wrote the same files;
 * `data`: the content of small committed inputs it reads (`EXTERNAL`, e.g. `data/seed/`).
 
 Not counted (use `FORCE=1 make reproduce`): installed package versions, the embedded base
@@ -59,6 +64,14 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
     "15": ("04",),  # 04's answer, ask and write GGUFs; LoCoMo (outside the chain)
 }
 
+# Where all that a notebook reads of an upstream one is small files: their content stands
+# for that upstream (instead of its run id). Globs under the project root.
+READS: dict[str, dict[str, tuple[str, ...]]] = {
+    "02": {"01": ("data/synth/ask", "data/synth/answer")},
+    "07": {"01": ("data/synth/ask",)},
+    "11": {"01": ("data/synth/ask",)},
+}
+
 # What each notebook leaves outside results/ (globs under the project root); one that matches
 # nothing makes the notebook stale, so a deleted model is rebuilt by the notebook that wrote it.
 ARTEFACTS: dict[str, tuple[str, ...]] = {
@@ -93,6 +106,10 @@ class PipelineConfig:
         "help": "notebook number -> globs of what it writes outside results/"})
     external: Mapping[str, Sequence[str]] = field(default_factory=lambda: EXTERNAL, metadata={
         "help": "notebook number -> small committed inputs, hashed by content"})
+    reads: Mapping[str, Mapping[str, Sequence[str]]] = field(
+        default_factory=lambda: READS, metadata={
+            "help": "notebook number -> {upstream number: the files it reads of it}: their "
+                    "content stands for that upstream's run id"})
     kernel: str = field(default="python3", metadata={"help": "Jupyter kernel papermill starts"})
 
     @property
@@ -199,6 +216,15 @@ def dependencies(stem: str, stems: Sequence[str],
     earlier = [s for s in stems if s < stem]
     declared = depends_on.get(number(stem))
     return earlier if declared is None else [s for s in earlier if number(s) in declared]
+
+
+def upstream_key(stem: str, dep: str, entry: dict | None, cfg: PipelineConfig) -> str | None:
+    """What notebook `stem` records of its upstream `dep`: the content of the files it reads
+    of it (`cfg.reads`) once that upstream has a successful run, else the upstream's run id."""
+    paths = cfg.reads.get(number(stem), {}).get(number(dep))
+    if paths is None or run_id(entry) is None:
+        return run_id(entry)
+    return "content:" + content_digest(paths, cfg.root)
 
 
 def run_id(entry: dict | None) -> str | None:

@@ -54,7 +54,7 @@ def chain(tmp_path) -> PipelineConfig:
     _notebook(notebooks / "02_b.ipynb", "y = 2")
     _notebook(notebooks / "03_c.ipynb", "z = 3")
     return PipelineConfig(notebooks_dir=notebooks, results_dir=tmp_path / "results",
-                          root=tmp_path, package_dir=package, artefacts={}, external={},
+                          root=tmp_path, package_dir=package, artefacts={}, external={}, reads={},
                           depends_on={"01": (), "02": ("01",), "03": ("02",)})
 
 
@@ -105,6 +105,23 @@ def test_a_changed_notebook_reruns_with_its_dependants_only(chain, fake, capsys)
     out = capsys.readouterr().out
     assert "why: the notebook changed" in out
     assert "why: upstream re-ran or changed: 02_b" in out
+
+
+def test_a_reader_of_files_stays_current_when_its_upstream_rewrites_the_same_bytes(
+        chain, fake, capsys):
+    data = chain.root / "data" / "a"
+    data.mkdir(parents=True)
+    (data / "rows.jsonl").write_text("1\n")
+    cfg = replace(chain, reads={"02": {"01": ("data/a",)}})
+    assert _run(fake, cfg) == ["01", "02", "03"]
+    assert _run(fake, cfg, force=True, only=["01"]) == ["01"]
+    assert _run(fake, cfg) == []  # 02 reads the same bytes; 03 reads 02, which did not re-run
+    _notebook(cfg.notebooks_dir / "01_a.ipynb", "from mags_lib.used import f\nx = 2")
+    assert _run(fake, cfg) == ["01"]  # 02 and 03 were planned, and skipped at their turn
+    assert capsys.readouterr().out.count("what it reads of them is unchanged") == 2
+    (data / "rows.jsonl").write_text("2\n")
+    assert _run(fake, cfg) == ["02", "03"]
+    assert "upstream re-ran or changed: 01_a" in capsys.readouterr().out
 
 
 def test_a_markdown_edit_does_not_count(chain, fake):
