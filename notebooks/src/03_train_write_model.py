@@ -18,8 +18,6 @@
 # on 2 cores; 240 steps were under half a pass): on the development personas the loop's writer
 # stores the right fact far more often (current facts 29 of 48 against 14), at the price of more
 # chit-chat stored as facts; on the game's development phrasings it plays 0.880 against 0.845.
-# Since 2026-11-30 (noon) the mix has 150 more "nothing to store" rows (small talk twins from a
-# larger training-only bank, `SynthConfig.no_fact_twin_share` 1.0): 531 steps make one pass.
 #
 # The **router** decides which model handles an observation: a decision goes to ask, then
 # answer; anything else to write. It is rule-based (by observation kind); here it is checked
@@ -32,7 +30,7 @@
 # %% tags=["parameters"]
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
-WRITE_SFT_STEPS = 531  # one pass over the mix at batch 8 (~5 s a step); 240 left the loss falling
+WRITE_SFT_STEPS = 512  # one pass over the mix at batch 8 (~5 s a step); 240 left the loss falling
 WRITE_GRPO_STEPS = 10  # ~10 s a step (4 completions of up to 48 tokens)
 WRITE_DECISION_WEIGHT = 10.0  # op token's SFT loss weight; at 1 the op is the seed's prior
 WRITE_SOURCE_REPEATS = {"game": 2}  # the game's write rows seen twice ({}: the plain mix; a trade)
