@@ -65,7 +65,7 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
 }
 
 # Where all that a notebook reads of an upstream one is small files: their content stands
-# for that upstream (instead of its run id). Globs under the project root.
+# for that upstream (instead of its run id). Files or folders under the project root.
 READS: dict[str, dict[str, tuple[str, ...]]] = {
     "02": {"01": ("data/synth/ask", "data/synth/answer")},
     "07": {"01": ("data/synth/ask",)},
