@@ -429,6 +429,8 @@ def transfer_headline(root: Path) -> str | None:
 
 
 CONV_MECHANISMS_LEAD = "Mechanisms on conversations"
+# The leads of the one-line headlines, in the README's order (`headline_lines`).
+HEADLINE_LEADS = (CONVERSATIONS_LEAD, TEST_LEAD, TRANSFER_LEAD, CONV_MECHANISMS_LEAD)
 CONV_MECHANISMS = "15_conversation_mechanisms"
 
 
@@ -611,9 +613,9 @@ def _chat_line(root: Path) -> str:
 def headline_lines(root: Path) -> list[tuple[str, str | None]]:
     """(lead, line or None) of the README block's one-line headlines after the tables, in
     order: `readme_headline` writes them, `update_readme` replaces them in a kept block."""
-    return [(CONVERSATIONS_LEAD, conversations_headline(root)), (TEST_LEAD, test_headline(root)),
-            (TRANSFER_LEAD, transfer_headline(root)),
-            (CONV_MECHANISMS_LEAD, conversation_mechanisms_headline(root))]
+    makers = (conversations_headline, test_headline, transfer_headline,
+              conversation_mechanisms_headline)
+    return [(lead, make(root)) for lead, make in zip(HEADLINE_LEADS, makers, strict=True)]
 
 
 def readme_headline(root: Path) -> str:
@@ -699,7 +701,7 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
         return True
     if keep and MECHANISMS_LEAD not in body and MECHANISMS_LEAD in old:
         kept = MECHANISMS_LEAD + old.split(MECHANISMS_LEAD, 1)[1].split(REPORT_POINTER, 1)[0]
-        for lead, _ in headline_lines(root):  # regenerated lines
+        for lead in HEADLINE_LEADS:  # regenerated lines
             if lead in body:
                 kept = "\n".join(ln for ln in kept.split("\n") if not ln.startswith(lead))
         kept = kept.rstrip()
