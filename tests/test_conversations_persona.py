@@ -66,6 +66,29 @@ def test_training_only_wordings_repeat_no_dev_or_test_entry_and_stay_in_training
     assert not any(m in t for m in marks for t in held)
 
 
+
+def test_earlier_twin_questions_are_training_only_and_cover_every_changing_fact():
+    import random
+
+    from mags_lib.conversations import persona_train_phrases as T
+
+    twins = [x for bank in T.EARLIER_TWINS.values() for x in bank]
+    held = _held_out_entries()
+    assert not {x.lower() for x in twins} & held
+    markers = ("previously", "before the change", "before the switch", "before my last move",
+               "before the last move", "before the current one")  # the dev / test wordings'
+    assert not [x for x in twins if any(m in x.lower() for m in markers)]
+    assert len(set(twins)) == len(twins)
+    for conv in persona_set("train", 30):  # every fact with an earlier value gets a twin
+        user = conv.speakers[0]
+        for o in conv.gold_facts:
+            attr, who = P.fact_topic(o.text)
+            assert who == user or who in P.PEOPLE, (o.text, who)
+            if o.op == "update":
+                q = T.earlier_twin(o.text, user, random.Random(0))
+                assert q and "{" not in q and (who == user or who in q)
+    assert P.fact_topic("Caroline went to a support group.") is None
+
 def test_test_phrasings_never_appear_in_training_conversations():
     train = _user_texts(persona_set("train", 150))
     test = _user_texts(persona_set("test", 30))

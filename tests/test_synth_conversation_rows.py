@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 
 from mags_lib.conversations import locomo
+from mags_lib.conversations import persona_phrases as P
 from mags_lib.conversations.persona import SEEDS, make_persona
 from mags_lib.objectives.data import row_problem
 from mags_lib.synth import SynthConfig
@@ -116,6 +117,32 @@ def test_answer_rows_show_dated_lines_with_the_earlier_version_and_abstain_where
             if qa.kind in ("current", "earlier"):
                 assert not any(qa.answer.lower() in ln.lower() for ln in r["gold"]["lines"])
 
+
+
+def test_earlier_question_twins_reword_training_questions_and_leave_the_rest_alone():
+    from mags_lib.conversations import persona_train_phrases as T
+
+    conv = make_persona(SEEDS["train"][3], "train")
+    plain = answer_rows(conv, random.Random(0), CFG, source="persona", seed=3)
+    with_twins = answer_rows(conv, random.Random(0), CFG, source="persona", seed=3, twins=True)
+    twins = [r for r in with_twins if r["gold"].get("twin")]
+    assert [r for r in with_twins if not r["gold"].get("twin")] == plain  # their own stream
+    earlier = [q for q in conv.qa if q.kind == "earlier"]
+    assert earlier and len(twins) == len(earlier) * CFG.earlier_question_twins
+    bank = {x.format(name=p) for b in T.EARLIER_TWINS.values() for x in b for p in
+            (*P.PEOPLE, "")}
+    for r in twins:
+        qa = conv.qa[r["gold"]["question"]]
+        question = r["gold"]["observation"].split(": ", 1)[1]
+        assert qa.kind == "earlier" and question != qa.question and question in bank
+        assert r["gold"]["answer"] == qa.answer and r["gold"]["answerable"]  # never withheld
+        assert qa.answer in "\n".join(r["gold"]["lines"])
+    assert not answer_rows(conv, random.Random(0), SynthConfig(earlier_question_twins=0),
+                           source="persona", seed=3, twins=True)[len(plain):]
+    # only training personas get twins: dev rows are as without them
+    rows, _ = conversation_rows(CFG)
+    assert any(r["gold"].get("twin") for r in rows["answer"]["train"])
+    assert not any(r["gold"].get("twin") for r in rows["answer"]["val"])
 
 def test_answer_rows_in_turn_style_show_both_values_unmarked_and_the_later_day_answers():
     """A turn-style row shows the turns that said the question's value and the value before

@@ -12,6 +12,7 @@ Placeholders: {v} the value, {old} the value it replaces, {name} the person spok
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 SPLITS = ("train", "dev", "test")
@@ -221,6 +222,24 @@ ATTRIBUTES: tuple[Attribute, ...] = (
               "At what date did I rebook for {v}?")),
     ),
 )
+
+
+def fact_topic(fact: str) -> tuple[Attribute, str] | None:
+    """The attribute a gold fact states and whom it is about, read off `Attribute.fact`
+    (None for a fact of no attribute, e.g. LoCoMo's).
+
+    >>> attr, who = fact_topic("Ana's yoga class is on Friday.")
+    >>> attr.name, who
+    ('class_day', 'Ana')
+    """
+    for attr in ATTRIBUTES:
+        head, _, rest = attr.fact.partition("{who}")
+        between, _, tail = rest.partition("{v}")
+        m = re.fullmatch(f"{re.escape(head)}(.+?){re.escape(between)}.+{re.escape(tail)}", fact)
+        if m:
+            return attr, m.group(1)
+    return None
+
 
 FIRST = ("{s}.", "Oh, and {s}.", "Something about me: {s}.", "For context, {s}.")
 FIRST_OTHER = ("My {rel} {s}.", "You know my {rel}? {s}.", "About my {rel}: {s}.",

@@ -133,6 +133,69 @@ FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {
 }
 
 
+EARLIER_TWINS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("home", "self"): ("Which city was I living in at first?", "Where did I live in the past?",
+                       "What city was my home originally?", "Where was my home until recently?"),
+    ("home", "other"): ("Where did {name} live in the past?",
+                        "What city was {name}'s home originally?",
+                        "Where was {name} living at first?",
+                        "Which city was {name}'s home until recently?"),
+    ("job", "self"): ("What did I do for work originally?", "What job did I hold until recently?",
+                      "What was my profession back then?", "Which job did I have at one time?"),
+    ("job", "other"): ("What did {name} do for a living in the past?",
+                       "What job did {name} hold until recently?",
+                       "What was {name}'s profession originally?",
+                       "Which job did {name} have at first?"),
+    ("car", "self"): ("Which car did I own in the past?", "What did I drive at first?",
+                      "What was my car until recently?", "Which car was mine originally?"),
+    ("car", "other"): ("Which car did {name} own in the past?", "What did {name} drive at first?",
+                       "What was {name}'s car until recently?",
+                       "Which car did {name} have originally?"),
+    ("class_day", "self"): ("Which day was yoga on in the past?",
+                            "On what day did my yoga class meet at first?",
+                            "What was my yoga day until recently?",
+                            "Which weekday was yoga originally?"),
+    ("food", "self"): ("Which food was my favourite in the past?",
+                       "What did I like eating most at first?",
+                       "What was my favourite dish until recently?",
+                       "Which meal did I love originally?"),
+    ("doctor", "self"): ("Which doctor did I have in the past?", "Who treated me at first?",
+                         "Who was my doctor until recently?", "Which doctor was mine originally?"),
+    ("instrument", "self"): ("Which instrument did I learn in the past?",
+                             "What was I learning to play at first?",
+                             "What instrument did I study until recently?",
+                             "Which instrument did I take up originally?"),
+    ("trip", "self"): ("Which country was I going to visit at first?",
+                       "Where was my trip going originally?",
+                       "What destination did I have in mind in the past?",
+                       "Where was I heading until recently?"),
+}
+"""More ways to ask for a fact's earlier value, for the answer model's training twins only
+(`conversation_rows.answer_rows`): a training persona's question about the past comes again in
+one of these, with other memory lines. The persona banks give training one such question per
+attribute and person, and the reader, met with a development wording ("... previously?"),
+answered the current value where the memory showed both (docs/journal.md, 2026-11-30). Written
+after reading those errors; none repeats a dev or test entry, and none uses their past markers
+("previously", "before the change", "before the switch", "before my last move", "before the
+current one"). Keys: (attribute name, "self" or "other")."""
+
+
+def earlier_twin(fact: str, user: str, rng) -> str | None:
+    """A training-only question for the earlier value of `fact`'s attribute, asked by `user`
+    (None where the fact is no persona attribute's or the bank has no entry for it).
+
+    >>> import random
+    >>> earlier_twin("Ana drives a Kia.", "Hugo", random.Random(0))
+    'Which car did Ana have originally?'
+    """
+    topic = P.fact_topic(fact)
+    if topic is None:
+        return None
+    attr, who = topic
+    bank = EARLIER_TWINS.get((attr.name, "self" if who == user else "other"))
+    return rng.choice(bank).format(name=who) if bank else None
+
+
 def clause_extra(attribute: str, person: str, slot: str) -> tuple[str, ...]:
     """The training-only wordings of one clause or question ((), where there are none).
 

@@ -86,16 +86,22 @@ class SynthConfig:
         "help": "conversation answer rows: share whose fact lines show the earlier version "
                 "without '(no longer true)', as a memory that missed the update shows it; the "
                 "later day decides (the rest: marked)"})
-    answer_turn_chars: int = field(default=1600, metadata={
+    answer_turn_chars: int = field(default=1400, metadata={
         "help": "turn-style answer rows longer than this in characters keep fact lines "
-                "(SFT reads 512 tokens; counted as turn_lines_too_long)"})
+                "(SFT reads 512 tokens; counted as turn_lines_too_long; at 1,600, 7 LoCoMo "
+                "rows ran past 512 tokens and lost their answer)"})
+    earlier_question_twins: int = field(default=1, metadata={
+        "help": "persona training answer rows: twins of each question for an earlier value, "
+                "reworded from the training-only bank persona_train_phrases.EARLIER_TWINS, "
+                "with lines drawn afresh (0 = none, the recipe before 2026-11-30 evening)"})
     open_answer_chars: int = field(default=80, metadata={
         "help": "conversation answer rows: gold answers longer than this are skipped "
                 "(long_answer); the evaluation asks for an answer in a few words"})
     max_conversation_rows: dict[str, int] = field(
-        default_factory=lambda: {"ask": 700, "write": 1300, "answer": 1000}, metadata={
+        default_factory=lambda: {"ask": 700, "write": 1300, "answer": 1170}, metadata={
             "help": "training rows per task from conversations at most, on top of max_rows "
-                    "(val: max_eval_rows)"})
+                    "(val: max_eval_rows; answer 1,170 = 1,000 x the pool's growth by the "
+                    "earlier-question twins, so they add rows rather than displace others)"})
     # ----- rows ------------------------------------------------------------------------
     n_distractor_facts: int = field(default=24, metadata={
         "help": "ask rows: facts besides the gold one: every other rule known so far, topped up "
@@ -222,10 +228,11 @@ class SynthConfig:
                             f"name one or more of {SOURCES}")
         if not all(0.0 <= x <= 1.0 for x in (self.assistant_turn_share, self.no_fact_twin_share,
                                               self.conversation_none_share)) \
-                or min(self.n_persona_train, self.n_persona_val) < 0:
+                or min(self.n_persona_train, self.n_persona_val,
+                       self.earlier_question_twins) < 0:
             raise MagsError("SynthConfig: assistant_turn_share, no_fact_twin_share and "
-                            "conversation_none_share are shares in [0, 1] and the "
-                            "persona counts are >= 0", "fix the values given")
+                            "conversation_none_share are shares in [0, 1], and the "
+                            "persona counts and earlier_question_twins are >= 0", "fix the values given")
         if min(self.n_train_games, self.n_val_games, self.n_test_games) < 1:
             raise MagsError("SynthConfig: every split needs at least one game",
                             "set n_train_games, n_val_games, n_test_games >= 1")

@@ -244,10 +244,18 @@ def _turn_row_lines(gold: list[tuple[int, str]], spare: list[tuple[int, str]],
 
 
 def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, seed: int,
-                skips: Counter | None = None) -> list[dict]:
-    """One open-answer row per question of `conv` (see the module docstring)."""
+                skips: Counter | None = None, twins: bool = False) -> list[dict]:
+    """One open-answer row per question of `conv` (see the module docstring).
+
+    With `twins` (persona training rows only), each question for an earlier value also gives
+    `cfg.earlier_question_twins` twin rows: the same question reworded from the training-only
+    bank (`persona_train_phrases.EARLIER_TWINS`), its lines drawn afresh, never withheld. The
+    twins draw from their own stream, so the other rows stay as they were."""
+    from dataclasses import replace
+
     from mags_lib.agents.history_lines import dated_line
     from mags_lib.agents.open_answer import open_messages
+    from mags_lib.conversations.persona_train_phrases import earlier_twin
 
     skips = skips if skips is not None else Counter()
     n_lines = cfg.open_answer_lines.get(source, 5)
@@ -259,6 +267,7 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
     turns = list(conv.turns())
     turn_of = {t.dia_id: t for t in turns}
     said_at = {o.text: tid for tid, facts in by_turn.items() for o in facts}
+    user = conv.speakers[0]
 
     def versions(chain: list[Any], answer: str) -> list[Any]:
         """The current version after the one before; where neither names `answer` (the
@@ -281,11 +290,14 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
         return {said_at[o.text] for c in chains
                 for o in (versions(c, answer) if answer is not None else c) if o.text in said_at}
 
-    for i, qa in enumerate(conv.qa):
+    def row_of(i: int, qa: Any, rng: random.Random, may_withhold: bool = True,
+               extra: dict | None = None) -> dict | None:
+        """The answer row of `qa` (None, counted in `skips`, where it gives none); lines and
+        style drawn from `rng`; `may_withhold` False keeps the question's facts shown."""
         answer = IDK if qa.answer is None else str(qa.answer).strip()
         if not answer or len(answer) > cfg.open_answer_chars:
             skips["long_answer" if answer else "no_answer"] += 1
-            continue
+            return None
         style = rng.random()  # fact lines (earlier versions marked), unmarked, or turns
         as_turns = style < cfg.answer_turn_share
         marked = style >= cfg.answer_turn_share + cfg.answer_unmarked_share
@@ -294,15 +306,11 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
         withheld = ""  # the value of an answerable question whose facts are left out
         withheld_turns: set[str] = set()
         if qa.answer is not None:
-            for e in qa.evidence:
-                for o in by_turn.get(e, []):
-                    c = chain_of.get(o.text)
-                    if c is not None and all(c is not g for g in gold_chains):
-                        gold_chains.append(c)
+            gold_chains = chains_of(qa)
             if not gold_chains:
                 skips["no_gold_fact"] += 1
-                continue
-            if rng.random() < cfg.no_memory_share:  # and no other line names the answer
+                return None
+            if may_withhold and rng.random() < cfg.no_memory_share:  # no other line names it
                 pool = [c for c in chains if answer.lower() not in c[-1].text.lower()]
                 withheld, answer = answer, IDK
                 withheld_turns = turn_ids(gold_chains) | set(qa.evidence)
@@ -334,9 +342,38 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
                     "source": source, "conversation": conv.sample_id, "question": i,
                     "kind": qa.kind or ("unknown" if qa.answer is None else "answer"),
                     "category": qa.category, "stale": list(qa.stale),
-                    "answerable": answer != IDK}
-        rows.append(_row("answer", open_messages(lines, qa.asked()),
-                         f"<answer>{answer}</answer>", row_gold, seed))
+                    "answerable": answer != IDK, **(extra or {})}
+        return _row("answer", open_messages(lines, qa.asked()), f"<answer>{answer}</answer>",
+                    row_gold, seed)
+
+    def chains_of(qa: Any) -> list[list[Any]]:
+        """The version chains of the facts said at `qa`'s evidence turns, in order."""
+        out: list[list[Any]] = []
+        for e in qa.evidence:
+            for o in by_turn.get(e, []):
+                c = chain_of.get(o.text)
+                if c is not None and all(c is not g for g in out):
+                    out.append(c)
+        return out
+
+    for i, qa in enumerate(conv.qa):
+        row = row_of(i, qa, rng)
+        if row is not None:
+            rows.append(row)
+    twin_rng = random.Random(f"answer-twin:{getattr(cfg, 'seed', 0)}:{conv.sample_id}")
+    for i, qa in enumerate(conv.qa):
+        if not twins or qa.kind != "earlier" or qa.answer is None:
+            continue
+        chain = next(iter(chains_of(qa)), None)
+        for _ in range(cfg.earlier_question_twins):
+            question = None if chain is None else earlier_twin(chain[-1].text, user, twin_rng)
+            if question is None:
+                skips["earlier_twin_unphrased"] += 1
+                break
+            row = row_of(i, replace(qa, question=question), twin_rng, may_withhold=False,
+                         extra={"twin": "earlier_phrasing"})
+            if row is not None:
+                rows.append(row)
     return rows
 
 
@@ -353,7 +390,8 @@ def _rows_of(convs: list[Conversation], source: str, cfg: Any, skips: dict[str, 
                                    skips=skips["write"], twins=twins)
         out["ask"] += ask_rows(conv, rng, cfg, source=source, seed=seed, skips=skips["ask"])
         out["answer"] += answer_rows(conv, random.Random(f"answer:{cfg.seed}:{conv.sample_id}"),
-                                     cfg, source=source, seed=seed, skips=skips["answer"])
+                                     cfg, source=source, seed=seed, skips=skips["answer"],
+                                     twins=twins)
     return out
 
 
