@@ -144,6 +144,39 @@ def test_earlier_question_twins_reword_training_questions_and_leave_the_rest_alo
     assert any(r["gold"].get("twin") for r in rows["answer"]["train"])
     assert not any(r["gold"].get("twin") for r in rows["answer"]["val"])
 
+
+def test_answer_rows_show_other_peoples_values_of_the_asked_attribute_and_their_history():
+    convs = [make_persona(s, "train") for s in SEEDS["train"][:6]]
+
+    def distractor_topics(**kw) -> tuple[int, int, int]:
+        """(other lines, other lines of the question's attribute, marked other lines)."""
+        cfg = SynthConfig(no_memory_share=0.0, answer_turn_share=0.0, answer_unmarked_share=0.0,
+                          **kw)
+        n = same = marked = 0
+        for conv in convs:
+            for r in answer_rows(conv, random.Random(0), cfg, source="persona", seed=0):
+                qa = conv.qa[r["gold"]["question"]]
+                if qa.kind != "current":
+                    continue
+                gold_attr = next(P.fact_topic(o.text)[0].name for o in conv.gold_facts
+                                 if qa.evidence[0] in o.evidence)
+                for line in r["gold"]["lines"]:
+                    fact = line.split("] ", 1)[1].removeprefix("(no longer true) ")
+                    attr, who = P.fact_topic(fact)
+                    if qa.answer in fact or (qa.stale and any(v in fact for v in qa.stale)):
+                        continue  # the question's own chain
+                    n += 1
+                    same += attr.name == gold_attr
+                    marked += "(no longer true)" in line
+        return n, same, marked
+
+    n0, same0, marked0 = distractor_topics(answer_same_attribute_share=0.0,
+                                           answer_other_versions_share=0.0)
+    n1, same1, marked1 = distractor_topics(answer_same_attribute_share=1.0,
+                                           answer_other_versions_share=1.0)
+    assert marked0 == 0 and marked1 > 0.1 * n1  # other facts' earlier versions, marked
+    assert same1 / n1 > 2 * same0 / n0, (same0, n0, same1, n1)
+
 def test_answer_rows_in_turn_style_show_both_values_unmarked_and_the_later_day_answers():
     """A turn-style row shows the turns that said the question's value and the value before
     it, dated and unmarked (as an episodic memory or static RAG shows them); an unmarked fact

@@ -90,6 +90,16 @@ class SynthConfig:
         "help": "turn-style answer rows longer than this in characters keep fact lines "
                 "(SFT reads 512 tokens; counted as turn_lines_too_long; at 1,600, 7 LoCoMo "
                 "rows ran past 512 tokens and lost their answer)"})
+    answer_same_attribute_share: float = field(default=0.7, metadata={
+        "help": "persona answer rows: share whose other lines start with the question's "
+                "attribute about other people (everyone's cars for a question about one car, as "
+                "recall by similarity shows them); the rest draw other facts at random (0 = the "
+                "recipe before 2026-11-30 evening)"})
+    answer_other_versions_share: float = field(default=0.3, metadata={
+        "help": "answer rows in fact lines: share of the other facts with an earlier version "
+                "shown after it (marked '(no longer true)' in the marked style), as a memory "
+                "that keeps history shows other people's changes too (0 = the recipe before "
+                "2026-11-30 evening)"})
     earlier_question_twins: int = field(default=1, metadata={
         "help": "persona training answer rows: twins of each question for an earlier value, "
                 "reworded from the training-only bank persona_train_phrases.EARLIER_TWINS, "
@@ -227,11 +237,14 @@ class SynthConfig:
             raise MagsError(f"SynthConfig.sources = {self.sources}",
                             f"name one or more of {SOURCES}")
         if not all(0.0 <= x <= 1.0 for x in (self.assistant_turn_share, self.no_fact_twin_share,
-                                              self.conversation_none_share)) \
+                                              self.conversation_none_share,
+                                              self.answer_same_attribute_share,
+                                              self.answer_other_versions_share)) \
                 or min(self.n_persona_train, self.n_persona_val,
                        self.earlier_question_twins) < 0:
-            raise MagsError("SynthConfig: assistant_turn_share, no_fact_twin_share and "
-                            "conversation_none_share are shares in [0, 1], and the "
+            raise MagsError("SynthConfig: assistant_turn_share, no_fact_twin_share, "
+                            "conversation_none_share, answer_same_attribute_share and "
+                            "answer_other_versions_share are shares in [0, 1], and the "
                             "persona counts and earlier_question_twins are >= 0", "fix the values given")
         if min(self.n_train_games, self.n_val_games, self.n_test_games) < 1:
             raise MagsError("SynthConfig: every split needs at least one game",

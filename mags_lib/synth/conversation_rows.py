@@ -227,7 +227,7 @@ def _turn_row_lines(gold: list[tuple[int, str]], spare: list[tuple[int, str]],
                     rng: random.Random, max_chars: int) -> list[str] | None:
     """An answer row's lines in the turn style: the `gold` turns ((place in the conversation,
     dated text)), topped up to `n_lines` with `spare` turns and other chains' current facts
-    (about half each); turns in conversation order, facts at random places among them (the
+    (about half each; the first of `others`, which the caller orders); turns in conversation order, facts at random places among them (the
     prompt's `timeline` then orders the days, a day's lines as given); None when they exceed
     `max_chars` (the row keeps fact lines)."""
     from mags_lib.agents.history_lines import dated_line
@@ -238,7 +238,7 @@ def _turn_row_lines(gold: list[tuple[int, str]], spare: list[tuple[int, str]],
     placed = gold + rng.sample(spare, n_turns)
     end = max((j for j, _ in placed), default=0) + 1
     placed += [(rng.uniform(0, end), dated_line(c[-1].text, said.get(c[-1].text)))
-               for c in rng.sample(others, min(len(others), room - n_turns))]
+               for c in others[:max(0, room - n_turns)]]
     lines = [text for _, text in sorted(placed, key=lambda p: p[0])]
     return lines if sum(map(len, lines)) <= max_chars else None
 
@@ -255,6 +255,7 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
 
     from mags_lib.agents.history_lines import dated_line
     from mags_lib.agents.open_answer import open_messages
+    from mags_lib.conversations.persona_phrases import fact_topic
     from mags_lib.conversations.persona_train_phrases import earlier_twin
 
     skips = skips if skips is not None else Counter()
@@ -290,6 +291,18 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
         return {said_at[o.text] for c in chains
                 for o in (versions(c, answer) if answer is not None else c) if o.text in said_at}
 
+    def distractors(others: list[list[Any]], topic_chains: list[list[Any]],
+                    rng: random.Random) -> list[list[Any]]:
+        """`others` in the order a row shows them: at `cfg.answer_same_attribute_share`, the
+        chains of the question's attribute about other people first (what recall brings for
+        "Which car does Nadia drive?": everyone's cars), the rest at random."""
+        order = rng.sample(others, len(others))
+        topics = {t[0].name for c in topic_chains if (t := fact_topic(c[-1].text))}
+        if topics and rng.random() < cfg.answer_same_attribute_share:
+            same = [c for c in order if (t := fact_topic(c[-1].text)) and t[0].name in topics]
+            order = same + [c for c in order if all(c is not x for x in same)]
+        return order
+
     def row_of(i: int, qa: Any, rng: random.Random, may_withhold: bool = True,
                extra: dict | None = None) -> dict | None:
         """The answer row of `qa` (None, counted in `skips`, where it gives none); lines and
@@ -305,8 +318,9 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
         pool = chains
         withheld = ""  # the value of an answerable question whose facts are left out
         withheld_turns: set[str] = set()
+        topic_chains: list[list[Any]] = []
         if qa.answer is not None:
-            gold_chains = chains_of(qa)
+            gold_chains = topic_chains = chains_of(qa)
             if not gold_chains:
                 skips["no_gold_fact"] += 1
                 return None
@@ -315,7 +329,8 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
                 withheld, answer = answer, IDK
                 withheld_turns = turn_ids(gold_chains) | set(qa.evidence)
                 gold_chains = []
-        others = [c for c in pool if all(c is not g for g in gold_chains)]
+        others = distractors([c for c in pool if all(c is not g for g in gold_chains)],
+                             topic_chains, rng)
         lines = None
         if as_turns:
             if answer == IDK:  # none of the question's turns, none naming its value
@@ -334,8 +349,16 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
         if lines is None:
             blocks = [lines_of(c, answer, marked) for c in gold_chains]  # after the earlier
             room = max(0, n_lines - sum(map(len, blocks)))
-            blocks += [[dated_line(c[-1].text, said.get(c[-1].text))]
-                       for c in rng.sample(others, min(len(others), room))]
+            for c in others:
+                if room <= 0:
+                    break
+                block = [dated_line(c[-1].text, said.get(c[-1].text))]
+                if len(c) > 1 and room > 1 and rng.random() < cfg.answer_other_versions_share \
+                        and not (withheld and withheld.lower() in c[-2].text.lower()):
+                    block = [dated_line(c[-2].text, said.get(c[-2].text),
+                                        valid=not marked)] + block
+                blocks.append(block)
+                room -= len(block)
             rng.shuffle(blocks)
             lines = [ln for b in blocks for ln in b]
         row_gold = {"answer": answer, "observation": qa.asked(), "lines": lines,
