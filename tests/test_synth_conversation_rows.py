@@ -218,6 +218,21 @@ def test_answer_rows_in_turn_style_show_both_values_unmarked_and_the_later_day_a
             assert sum(ln in turns for r in rows for ln in r["gold"]["lines"]) > len(rows)
 
 
+
+def test_turn_lines_over_the_cap_drop_the_longest_other_lines_and_keep_the_gold():
+    from mags_lib.synth.conversation_rows import _turn_row_lines
+
+    gold = [(3, "[1 May] Ana: I moved to Porto.")]
+    spare = [(j, f"[2 May] Bo: {'long words ' * (j + 2)}") for j in range(6)]
+    rng = random.Random(1)
+    full = _turn_row_lines(gold, spare, [], {}, 7, random.Random(1), 10_000)
+    lines = _turn_row_lines(gold, spare, [], {}, 7, rng, 150)
+    assert gold[0][1] in lines and sum(map(len, lines)) <= 150 < sum(map(len, full))
+    kept = [ln for ln in full if ln in lines]
+    assert kept == lines  # order kept; what went was the longest
+    assert max(map(len, set(full) - set(lines))) >= max(map(len, set(lines) - {gold[0][1]}))
+    assert _turn_row_lines(gold, spare, [], {}, 7, random.Random(1), 10) is None
+
 def test_splits_keep_test_personas_and_test_conversations_out(tmp_path, monkeypatch):
     monkeypatch.delenv(locomo.ENV_VAR, raising=False)
     monkeypatch.setattr(locomo, "locomo_path", lambda explicit=None: None)  # nowhere

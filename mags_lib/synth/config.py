@@ -87,9 +87,11 @@ class SynthConfig:
                 "without '(no longer true)', as a memory that missed the update shows it; the "
                 "later day decides (the rest: marked)"})
     answer_turn_chars: int = field(default=1400, metadata={
-        "help": "turn-style answer rows longer than this in characters keep fact lines "
-                "(SFT reads 512 tokens; counted as turn_lines_too_long; at 1,600, 7 LoCoMo "
-                "rows ran past 512 tokens and lost their answer)"})
+        "help": "turn-style answer rows: lines past this many characters are dropped, the "
+                "longest that are not the question's own first; a row whose own turns exceed it "
+                "keeps fact lines (SFT reads 512 tokens; counted as turn_lines_too_long; at "
+                "1,600 with no dropping, 7 LoCoMo rows ran past 512 tokens and lost their "
+                "answer, and at 1,400 half the LoCoMo turn rows fell back to facts)"})
     answer_same_attribute_share: float = field(default=0.7, metadata={
         "help": "persona answer rows: share whose other lines start with the question's "
                 "attribute about other people (everyone's cars for a question about one car, as "

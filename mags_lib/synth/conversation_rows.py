@@ -227,19 +227,25 @@ def _turn_row_lines(gold: list[tuple[int, str]], spare: list[tuple[int, str]],
                     rng: random.Random, max_chars: int) -> list[str] | None:
     """An answer row's lines in the turn style: the `gold` turns ((place in the conversation,
     dated text)), topped up to `n_lines` with `spare` turns and other chains' current facts
-    (about half each; the first of `others`, which the caller orders); turns in conversation order, facts at random places among them (the
-    prompt's `timeline` then orders the days, a day's lines as given); None when they exceed
-    `max_chars` (the row keeps fact lines)."""
+    (about half each; the first of `others`, which the caller orders); turns in conversation
+    order, facts at random places among them (the prompt's `timeline` then orders the days, a
+    day's lines as given). Over `max_chars`, the longest lines that are not gold go first until
+    the rest fits; None when the gold turns alone exceed it (the row keeps fact lines)."""
     from mags_lib.agents.history_lines import dated_line
 
     gold = gold[:n_lines]
     room = max(0, n_lines - len(gold))
     n_turns = min(len(spare), sum(rng.random() < 0.5 for _ in range(room)))
-    placed = gold + rng.sample(spare, n_turns)
-    end = max((j for j, _ in placed), default=0) + 1
-    placed += [(rng.uniform(0, end), dated_line(c[-1].text, said.get(c[-1].text)))
+    placed = [(j, text, True) for j, text in gold] \
+        + [(j, text, False) for j, text in rng.sample(spare, n_turns)]
+    end = max((j for j, _, _ in placed), default=0) + 1
+    placed += [(rng.uniform(0, end), dated_line(c[-1].text, said.get(c[-1].text)), False)
                for c in others[:max(0, room - n_turns)]]
-    lines = [text for _, text in sorted(placed, key=lambda p: p[0])]
+    extra = sorted((p for p in placed if not p[2]), key=lambda p: len(p[1]))
+    while sum(len(p[1]) for p in placed) > max_chars and extra:
+        drop = extra.pop()
+        placed = [p for p in placed if p is not drop]
+    lines = [text for _, text, _ in sorted(placed, key=lambda p: p[0])]
     return lines if sum(map(len, lines)) <= max_chars else None
 
 
