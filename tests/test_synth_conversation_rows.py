@@ -122,13 +122,15 @@ def test_answer_rows_show_dated_lines_with_the_earlier_version_and_abstain_where
 def test_earlier_question_twins_reword_training_questions_and_leave_the_rest_alone():
     from mags_lib.conversations import persona_train_phrases as T
 
+    cfg = SynthConfig(n_persona_train=3, n_persona_val=1, sources=["persona"],
+                      earlier_question_twins=1)
     conv = make_persona(SEEDS["train"][3], "train")
-    plain = answer_rows(conv, random.Random(0), CFG, source="persona", seed=3)
-    with_twins = answer_rows(conv, random.Random(0), CFG, source="persona", seed=3, twins=True)
+    plain = answer_rows(conv, random.Random(0), cfg, source="persona", seed=3)
+    with_twins = answer_rows(conv, random.Random(0), cfg, source="persona", seed=3, twins=True)
     twins = [r for r in with_twins if r["gold"].get("twin")]
     assert [r for r in with_twins if not r["gold"].get("twin")] == plain  # their own stream
     earlier = [q for q in conv.qa if q.kind == "earlier"]
-    assert earlier and len(twins) == len(earlier) * CFG.earlier_question_twins
+    assert earlier and len(twins) == len(earlier)
     bank = {x.format(name=p) for b in T.EARLIER_TWINS.values() for x in b for p in
             (*P.PEOPLE, "")}
     for r in twins:
@@ -140,7 +142,8 @@ def test_earlier_question_twins_reword_training_questions_and_leave_the_rest_alo
     assert not answer_rows(conv, random.Random(0), SynthConfig(earlier_question_twins=0),
                            source="persona", seed=3, twins=True)[len(plain):]
     # only training personas get twins: dev rows are as without them
-    rows, _ = conversation_rows(CFG)
+    assert not any(r["gold"].get("twin") for r in conversation_rows(CFG)[0]["answer"]["train"])
+    rows, _ = conversation_rows(cfg)  # twins are an option (default 0)
     assert any(r["gold"].get("twin") for r in rows["answer"]["train"])
     assert not any(r["gold"].get("twin") for r in rows["answer"]["val"])
 
@@ -225,13 +228,13 @@ def test_turn_lines_over_the_cap_drop_the_longest_other_lines_and_keep_the_gold(
     gold = [(3, "[1 May] Ana: I moved to Porto.")]
     spare = [(j, f"[2 May] Bo: {'long words ' * (j + 2)}") for j in range(6)]
     rng = random.Random(1)
-    full = _turn_row_lines(gold, spare, [], {}, 7, random.Random(1), 10_000)
-    lines = _turn_row_lines(gold, spare, [], {}, 7, rng, 150)
+    full = _turn_row_lines(gold, spare, lambda k: [], {}, 7, random.Random(1), 10_000)
+    lines = _turn_row_lines(gold, spare, lambda k: [], {}, 7, rng, 150)
     assert gold[0][1] in lines and sum(map(len, lines)) <= 150 < sum(map(len, full))
     kept = [ln for ln in full if ln in lines]
     assert kept == lines  # order kept; what went was the longest
     assert max(map(len, set(full) - set(lines))) >= max(map(len, set(lines) - {gold[0][1]}))
-    assert _turn_row_lines(gold, spare, [], {}, 7, random.Random(1), 10) is None
+    assert _turn_row_lines(gold, spare, lambda k: [], {}, 7, random.Random(1), 10) is None
 
 def test_splits_keep_test_personas_and_test_conversations_out(tmp_path, monkeypatch):
     monkeypatch.delenv(locomo.ENV_VAR, raising=False)

@@ -86,34 +86,39 @@ class SynthConfig:
         "help": "conversation answer rows: share whose fact lines show the earlier version "
                 "without '(no longer true)', as a memory that missed the update shows it; the "
                 "later day decides (the rest: marked)"})
-    answer_turn_chars: int = field(default=1400, metadata={
-        "help": "turn-style answer rows: lines past this many characters are dropped, the "
-                "longest that are not the question's own first; a row whose own turns exceed it "
-                "keeps fact lines (SFT reads 512 tokens; counted as turn_lines_too_long; at "
-                "1,600 with no dropping, 7 LoCoMo rows ran past 512 tokens and lost their "
-                "answer, and at 1,400 half the LoCoMo turn rows fell back to facts)"})
-    answer_same_attribute_share: float = field(default=0.7, metadata={
+    answer_turn_chars: int = field(default=1600, metadata={
+        "help": "turn-style answer rows longer than this in characters keep fact lines, or "
+                "with answer_turn_fit drop their longest other lines until they fit (SFT reads "
+                "512 tokens; counted as turn_lines_too_long; at 1,600 without fitting 7 LoCoMo "
+                "rows run past 512 tokens and lose their answer; at 1,400 without fitting half "
+                "the LoCoMo turn rows fall back to facts)"})
+    answer_turn_fit: bool = field(default=False, metadata={
+        "help": "turn-style answer rows over answer_turn_chars drop their longest lines that "
+                "are not the question's own turns until they fit, instead of keeping fact "
+                "lines (tried with 1,400 on 2026-11-30 evening, not adopted)"})
+    answer_same_attribute_share: float = field(default=0.0, metadata={
         "help": "persona answer rows: share whose other lines start with the question's "
                 "attribute about other people (everyone's cars for a question about one car, as "
-                "recall by similarity shows them); the rest draw other facts at random (0 = the "
-                "recipe before 2026-11-30 evening)"})
-    answer_other_versions_share: float = field(default=0.3, metadata={
+                "recall by similarity shows them); the rest draw other facts at random (0.7 "
+                "tried on 2026-11-30 evening, not adopted)"})
+    answer_other_versions_share: float = field(default=0.0, metadata={
         "help": "answer rows in fact lines: share of the other facts with an earlier version "
                 "shown after it (marked '(no longer true)' in the marked style), as a memory "
-                "that keeps history shows other people's changes too (0 = the recipe before "
-                "2026-11-30 evening)"})
-    earlier_question_twins: int = field(default=1, metadata={
+                "that keeps history shows other people's changes too (0.3 tried on 2026-11-30 "
+                "evening, not adopted)"})
+    earlier_question_twins: int = field(default=0, metadata={
         "help": "persona training answer rows: twins of each question for an earlier value, "
                 "reworded from the training-only bank persona_train_phrases.EARLIER_TWINS, "
-                "with lines drawn afresh (0 = none, the recipe before 2026-11-30 evening)"})
+                "with lines drawn afresh (0 = none; 1 tried on 2026-11-30 evening with "
+                "max_conversation_rows['answer'] 1,170, not adopted)"})
     open_answer_chars: int = field(default=80, metadata={
         "help": "conversation answer rows: gold answers longer than this are skipped "
                 "(long_answer); the evaluation asks for an answer in a few words"})
     max_conversation_rows: dict[str, int] = field(
-        default_factory=lambda: {"ask": 700, "write": 1300, "answer": 1170}, metadata={
+        default_factory=lambda: {"ask": 700, "write": 1300, "answer": 1000}, metadata={
             "help": "training rows per task from conversations at most, on top of max_rows "
-                    "(val: max_eval_rows; answer 1,170 = 1,000 x the pool's growth by the "
-                    "earlier-question twins, so they add rows rather than displace others)"})
+                    "(val: max_eval_rows; with earlier_question_twins 1, answer 1,170 keeps the "
+                    "other rows' number: the twins grow the pool 2,129 -> 2,494)"})
     # ----- rows ------------------------------------------------------------------------
     n_distractor_facts: int = field(default=24, metadata={
         "help": "ask rows: facts besides the gold one: every other rule known so far, topped up "

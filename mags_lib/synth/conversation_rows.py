@@ -223,14 +223,14 @@ def _fact_chains(conv: Conversation) -> tuple[list[list[Any]], dict[str, str]]:
 
 
 def _turn_row_lines(gold: list[tuple[int, str]], spare: list[tuple[int, str]],
-                    others: list[list[Any]], said: dict[str, str], n_lines: int,
-                    rng: random.Random, max_chars: int) -> list[str] | None:
+                    others: Any, said: dict[str, str], n_lines: int,
+                    rng: random.Random, max_chars: int, fit: bool = True) -> list[str] | None:
     """An answer row's lines in the turn style: the `gold` turns ((place in the conversation,
     dated text)), topped up to `n_lines` with `spare` turns and other chains' current facts
-    (about half each; the first of `others`, which the caller orders); turns in conversation
+    (about half each; `others(k)` picks k chains at most); turns in conversation
     order, facts at random places among them (the prompt's `timeline` then orders the days, a
-    day's lines as given). Over `max_chars`, the longest lines that are not gold go first until
-    the rest fits; None when the gold turns alone exceed it (the row keeps fact lines)."""
+    day's lines as given). Over `max_chars`, with `fit` the longest lines that are not gold go
+    first until the rest fits; None when they still exceed it (the row keeps fact lines)."""
     from mags_lib.agents.history_lines import dated_line
 
     gold = gold[:n_lines]
@@ -240,9 +240,9 @@ def _turn_row_lines(gold: list[tuple[int, str]], spare: list[tuple[int, str]],
         + [(j, text, False) for j, text in rng.sample(spare, n_turns)]
     end = max((j for j, _, _ in placed), default=0) + 1
     placed += [(rng.uniform(0, end), dated_line(c[-1].text, said.get(c[-1].text)), False)
-               for c in others[:max(0, room - n_turns)]]
+               for c in others(max(0, room - n_turns))]
     extra = sorted((p for p in placed if not p[2]), key=lambda p: len(p[1]))
-    while sum(len(p[1]) for p in placed) > max_chars and extra:
+    while fit and sum(len(p[1]) for p in placed) > max_chars and extra:
         drop = extra.pop()
         placed = [p for p in placed if p is not drop]
     lines = [text for _, text, _ in sorted(placed, key=lambda p: p[0])]
@@ -297,17 +297,21 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
         return {said_at[o.text] for c in chains
                 for o in (versions(c, answer) if answer is not None else c) if o.text in said_at}
 
-    def distractors(others: list[list[Any]], topic_chains: list[list[Any]],
-                    rng: random.Random) -> list[list[Any]]:
-        """`others` in the order a row shows them: at `cfg.answer_same_attribute_share`, the
-        chains of the question's attribute about other people first (what recall brings for
-        "Which car does Nadia drive?": everyone's cars), the rest at random."""
-        order = rng.sample(others, len(others))
-        topics = {t[0].name for c in topic_chains if (t := fact_topic(c[-1].text))}
-        if topics and rng.random() < cfg.answer_same_attribute_share:
+    def distractors(others: list[list[Any]], topic_chains: list[list[Any]], rng: random.Random
+                    ) -> Any:
+        """A picker of up to k of `others` for a row's other lines: at random, or at
+        `cfg.answer_same_attribute_share` the chains of the question's attribute about other
+        people first (what recall brings for "Which car does Nadia drive?": everyone's cars).
+        At share 0 it draws exactly what `rng.sample` did before the option existed."""
+        def pick(k: int) -> list[list[Any]]:
+            topics = {t[0].name for c in topic_chains if (t := fact_topic(c[-1].text))}
+            if not (cfg.answer_same_attribute_share > 0 and topics
+                    and rng.random() < cfg.answer_same_attribute_share):
+                return rng.sample(others, min(len(others), k))
+            order = rng.sample(others, len(others))
             same = [c for c in order if (t := fact_topic(c[-1].text)) and t[0].name in topics]
-            order = same + [c for c in order if all(c is not x for x in same)]
-        return order
+            return (same + [c for c in order if all(c is not x for x in same)])[:k]
+        return pick
 
     def row_of(i: int, qa: Any, rng: random.Random, may_withhold: bool = True,
                extra: dict | None = None) -> dict | None:
@@ -350,16 +354,17 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
                      if t.dia_id not in avoid
                      and not (withheld and withheld.lower() in t.text.lower())]
             lines = _turn_row_lines(gold, spare, others, said, n_lines, rng,
-                                    cfg.answer_turn_chars)
+                                    cfg.answer_turn_chars, fit=cfg.answer_turn_fit)
             skips["turn_lines" if lines is not None else "turn_lines_too_long"] += 1
         if lines is None:
             blocks = [lines_of(c, answer, marked) for c in gold_chains]  # after the earlier
             room = max(0, n_lines - sum(map(len, blocks)))
-            for c in others:
+            for c in others(room):
                 if room <= 0:
                     break
                 block = [dated_line(c[-1].text, said.get(c[-1].text))]
-                if len(c) > 1 and room > 1 and rng.random() < cfg.answer_other_versions_share \
+                if cfg.answer_other_versions_share > 0 and len(c) > 1 and room > 1 \
+                        and rng.random() < cfg.answer_other_versions_share \
                         and not (withheld and withheld.lower() in c[-2].text.lower()):
                     block = [dated_line(c[-2].text, said.get(c[-2].text),
                                         valid=not marked)] + block
