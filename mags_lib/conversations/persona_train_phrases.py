@@ -171,8 +171,9 @@ EARLIER_TWINS: dict[tuple[str, str], tuple[str, ...]] = {
                        "Where was I heading until recently?"),
 }
 """More ways to ask for a fact's earlier value, for the answer model's training twins only
-(`conversation_rows.answer_rows`): a training persona's question about the past comes again in
-one of these, with other memory lines. The persona banks give training one such question per
+(`conversation_rows.answer_rows`, with `SynthConfig.earlier_question_twins` > 0; default 0, tried
+and not adopted on 2026-11-30): a training persona's question about the past comes again in one
+of these, with other memory lines. The persona banks give training one such question per
 attribute and person, and the reader, met with a development wording ("... previously?"),
 answered the current value where the memory showed both (docs/journal.md, 2026-11-30). Written
 after reading those errors; none repeats a dev or test entry, and none uses their past markers

@@ -45,6 +45,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from typing import Any
 
 from mags_lib.actions import EngramAdd, EngramUpdate, RecallQuery, format_actions
@@ -223,7 +224,7 @@ def _fact_chains(conv: Conversation) -> tuple[list[list[Any]], dict[str, str]]:
 
 
 def _turn_row_lines(gold: list[tuple[int, str]], spare: list[tuple[int, str]],
-                    others: Any, said: dict[str, str], n_lines: int,
+                    others: Callable[[int], list[list[Any]]], said: dict[str, str], n_lines: int,
                     rng: random.Random, max_chars: int, fit: bool = True) -> list[str] | None:
     """An answer row's lines in the turn style: the `gold` turns ((place in the conversation,
     dated text)), topped up to `n_lines` with `spare` turns and other chains' current facts
@@ -298,13 +299,14 @@ def answer_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str
                 for o in (versions(c, answer) if answer is not None else c) if o.text in said_at}
 
     def distractors(others: list[list[Any]], topic_chains: list[list[Any]], rng: random.Random
-                    ) -> Any:
+                    ) -> Callable[[int], list[list[Any]]]:
         """A picker of up to k of `others` for a row's other lines: at random, or at
         `cfg.answer_same_attribute_share` the chains of the question's attribute about other
         people first (what recall brings for "Which car does Nadia drive?": everyone's cars).
         At share 0 it draws exactly what `rng.sample` did before the option existed."""
+        topics = {t[0].name for c in topic_chains if (t := fact_topic(c[-1].text))}
+
         def pick(k: int) -> list[list[Any]]:
-            topics = {t[0].name for c in topic_chains if (t := fact_topic(c[-1].text))}
             if not (cfg.answer_same_attribute_share > 0 and topics
                     and rng.random() < cfg.answer_same_attribute_share):
                 return rng.sample(others, min(len(others), k))
