@@ -36,6 +36,23 @@ def test_each_fact_follows_its_earlier_version_dated_and_marked():
     assert lines[0]["score"] is None and lines[0]["sources"] == ["turn:1"]
 
 
+def test_earlier_only_puts_a_changed_fact_s_earlier_versions_in_its_place():
+    m = _memory()
+    m.apply([EngramAdd("semantic", "Ana works as a nurse.")], source="turn:5")
+    m.step()
+    hits = merged_hits(m, ["where Ana lives", "Ana works"], 3, 3)
+    assert {h.text for h in hits} == {"Ana lives in Lisbon.", "Ana works as a nurse."}
+    lines = with_history(m, hits, 1, DAYS.get, earlier_only=True)
+    texts = [x["text"] for x in lines]
+    assert "[8 May 2023] (no longer true) Ana lives in Porto." in texts
+    assert not any("Lisbon" in t for t in texts)  # the current version left out
+    assert "[2 June 2023] Ana works as a nurse." in texts  # a fact that never changed stays
+    both = [x["text"] for x in with_history(m, hits, 1, DAYS.get)]
+    assert len(both) == len(texts) + 1 and "[2 June 2023] Ana lives in Lisbon." in both
+    with pytest.raises(MagsError, match="past_lines"):
+        LoopConfig(past_lines="latest")
+
+
 def test_no_versions_and_no_calendar_give_the_plain_recalled_facts():
     m = _memory()
     hits = merged_hits(m, ["where Ana lives"], 3, 3)
@@ -59,7 +76,8 @@ def test_the_loop_dates_lines_from_its_observations_and_checks_its_config():
     write = Scripted(["<engram>\nadd semantic 0.9: Ana lives in Porto.\n",
                       "<engram>\nupdate semantic 0.9: Ana lives in Lisbon.\n"])
     ask = Scripted(["<recall>\nquery: where Ana lives\n</recall>"])
-    agent = MagsLoopAgent(None, ask_llm=ask, write_llm=write, loop=LoopConfig(versions=1),
+    agent = MagsLoopAgent(None, ask_llm=ask, write_llm=write,
+                          loop=LoopConfig(versions=1, past_lines="both"),
                           embedder=HashingEmbedder())
     agent.reset(0)
     agent.observe(Observation("[8 May 2023] Ana: I live in Porto.", turn=1, kind="utterance",
@@ -103,9 +121,13 @@ def test_the_loop_shows_earlier_versions_only_for_an_open_question_about_the_pas
     def shown(a, text, legal=()):
         return [x["text"] for x in a.memory_lines(Observation(text, turn=3, kind="question",
                                                               legal_actions=list(legal)))]
-    default = agent()
-    assert shown(default, "Where did Ana live before?")[-2:] == [
+    default = agent()  # past_lines "earlier": the earlier version in place of the current one
+    assert shown(default, "Where did Ana live before?")[-1] == \
+        "(no longer true) Ana lives in Porto."
+    assert not any("Lisbon" in t for t in shown(default, "Where did Ana live before?"))
+    assert shown(agent(past_lines="both"), "Where did Ana live before?")[-2:] == [
         "(no longer true) Ana lives in Porto.", "Ana lives in Lisbon."]
+    assert shown(default, "Where does Ana live now?")[-1] == "Ana lives in Lisbon."
     assert not any("no longer" in t for t in shown(default, "Where does Ana live now?"))
     assert not any("no longer" in t for t in shown(
         default, "Before the quax you place Porto or Lisbon. Which?", ["Porto", "Lisbon"]))

@@ -319,7 +319,8 @@ def test_an_updated_fact_is_recalled_after_the_version_it_replaced(tmp_path):
     assert s.last["write"]["applied"]["superseded"]
     s.close()
     llms = s.llms
-    s = ChatSession.open(ChatConfig(memory=str(tmp_path / "mem"), embedder="hashing", versions=1),
+    s = ChatSession.open(ChatConfig(memory=str(tmp_path / "mem"), embedder="hashing", versions=1,
+                                    past_lines="both"),
                          llms=llms, embedder=HashingEmbedder(), say=lambda _: None)
     _say(s, "Where did Ana live before?")
     lines = [(r["text"], r["valid"]) for r in s.last["recalled"]]
@@ -327,13 +328,14 @@ def test_an_updated_fact_is_recalled_after_the_version_it_replaced(tmp_path):
                           ("[2 June 2026] Ana lives in Lisbon.", True)]  # the current one last
     assert "  old [semantic] [8 May 2026] (no longer true)" in "\n".join(why_lines(s.last))
     s.close()
-    s = _session(tmp_path)  # the defaults: versions 0, past_versions 1
+    s = _session(tmp_path)  # the defaults: versions 0, past_versions 1, past_lines earlier
     _say(s, "Where does Ana live now?")  # a question about now: current facts only
     assert [r["text"] for r in s.last["recalled"]][-1] == "[2 June 2026] Ana lives in Lisbon."
     assert not any("no longer true" in r["text"] for r in s.last["recalled"])
-    _say(s, "Where did Ana live before?")  # about the past: the earlier version too
-    assert [r["text"] for r in s.last["recalled"]][-2:] == [
-        "[8 May 2026] (no longer true) Ana lives in Porto.", "[2 June 2026] Ana lives in Lisbon."]
+    _say(s, "Where did Ana live before?")  # about the past: the earlier version in its place
+    texts = [r["text"] for r in s.last["recalled"]]
+    assert texts[-1] == "[8 May 2026] (no longer true) Ana lives in Porto."
+    assert not any("Lisbon" in t for t in texts)
     s.close()
     s = ChatSession.open(ChatConfig(memory=str(tmp_path / "mem"), embedder="hashing",
                                     past_versions=0),
@@ -344,6 +346,8 @@ def test_an_updated_fact_is_recalled_after_the_version_it_replaced(tmp_path):
         ChatConfig(versions=-1)
     with pytest.raises(MagsError, match="versions"):
         ChatConfig(past_versions=-1)
+    with pytest.raises(MagsError, match="past_lines"):
+        ChatConfig(past_lines="latest")
 
 
 def test_with_questions_chat_a_question_gets_the_chat_prompt_and_past_exchanges(tmp_path):

@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from mags_lib.agents.loop import MERGES
+from mags_lib.agents.loop import MERGES, PAST_LINES
 
 
 def main() -> None:
@@ -52,6 +52,10 @@ def main() -> None:
     ap.add_argument("--past-versions", type=int, default=None,
                     help="mags: earlier versions shown for a question about the past "
                          "(LoopConfig.past_versions; default: the agent's own)")
+    ap.add_argument("--past-lines", choices=list(PAST_LINES), default=None,
+                    help="mags: a question about the past is shown a changed fact's earlier "
+                         "versions beside it ('both') or in its place ('earlier') "
+                         "(LoopConfig.past_lines; default: the agent's own)")
     ap.add_argument("--grounding", choices=["on", "off"], default=None,
                     help="mags: refuse writes naming what the turn never said (LoopConfig)")
     ap.add_argument("--grounding-words", choices=["on", "off"], default=None,
@@ -90,6 +94,8 @@ def main() -> None:
     loop: dict = {"versions": args.versions}  # unset options keep each agent's own defaults
     if args.past_versions is not None:
         loop["past_versions"] = args.past_versions
+    if args.past_lines is not None:
+        loop["past_lines"] = args.past_lines
     if args.recall_observation:
         loop["recall_observation"] = True
     if args.merge != "score":

@@ -10,6 +10,11 @@ observations (`Observation.when`); the games have no calendar and get the plain 
     lines = with_history(memory, hits, depth=1, day_of=agent.when.get)
     [x["text"] for x in lines]
     # ['[8 May 2023] (no longer true) Ana lives in Porto.', '[2 June 2023] Ana lives in Lisbon.']
+
+With `earlier_only` (a question about the past, `LoopConfig.past_lines = "earlier"`) a fact
+that has earlier versions is shown by them alone: "where did Ana live before?" is then read
+from "(no longer true) Ana lives in Porto." without the current "Ana lives in Lisbon." beside
+it, which the 135M reader named instead (docs/journal.md, 2026-11-30 noon).
 """
 
 from __future__ import annotations
@@ -57,6 +62,21 @@ def history_depth(question: str, versions: int, past_versions: int,
     return max(versions, asked)
 
 
+def earlier_only(question: str, past_versions: int, past_lines: str,
+                 has_options: bool = False) -> bool:
+    """Whether an open question about the past is shown a changed fact's earlier versions in
+    place of the fact (`past_lines` 'earlier'; 'both' shows them side by side).
+
+    >>> earlier_only("Where did I live before?", 1, "earlier")
+    True
+    >>> earlier_only("Where did I live before?", 1, "both"), earlier_only("Where do I live?", 1,
+    ...                                                                     "earlier")
+    (False, False)
+    """
+    return (past_lines == "earlier" and past_versions > 0 and not has_options
+            and asks_about_past(question))
+
+
 def dated_line(text: str, day: str | None, valid: bool = True) -> str:
     """A memory line as the answer model reads it.
 
@@ -83,17 +103,26 @@ def first_day(sources: list[Any], day_of: Callable[[Any], str | None]) -> str | 
 
 
 def with_history(memory: Any, hits: list[Any], depth: int,
-                 day_of: Callable[[Any], str | None] = lambda _: None) -> list[dict[str, Any]]:
+                 day_of: Callable[[Any], str | None] = lambda _: None,
+                 earlier_only: bool = False) -> list[dict[str, Any]]:
     """`recalled` entries for `hits` (best first), best last, each preceded by up to `depth` of
-    its earlier versions (newest of them nearest); every line dated by `day_of(source)`."""
+    its earlier versions (newest of them nearest); every line dated by `day_of(source)`.
+    `earlier_only`: a hit with earlier versions is replaced by them (its own line left out;
+    a retired version shown through two hits is shown once)."""
     out: list[dict[str, Any]] = []
+    shown: set[str] = set()
     for h in reversed(hits):
         older = memory.history(h.node_id)[1:1 + depth] if depth else []
         for old in reversed(older):
+            if earlier_only and old.node_id in shown:
+                continue
+            shown.add(old.node_id)
             out.append(recalled(old.node_id, dated_line(old.text, first_day(old.sources, day_of),
                                                         valid=False),
                                 score=None, sources=old.sources, path=[h.node_id, old.node_id],
                                 valid=False))
+        if earlier_only and older:
+            continue
         out.append(recalled(h.node_id, dated_line(h.text, first_day(h.sources, day_of)),
                             score=round(float(h.score), 4), sources=h.sources, path=h.path,
                             valid=h.valid))

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mags_lib.agents.base import AgentConfig, memory_reward, recalled
-from mags_lib.agents.history_lines import history_depth, with_history
+from mags_lib.agents.history_lines import earlier_only, history_depth, with_history
 from mags_lib.agents.memory_agent import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
@@ -121,6 +121,12 @@ class LoopConfig:
         "help": "earlier versions shown, as `versions` does, only where a question without "
                 "options asks about the past ('where did I live before?', "
                 "`history_lines.asks_about_past`); the larger of the two applies; 0: off"})
+    past_lines: str = field(default="earlier", metadata={
+        "help": "what a question about the past is shown of a changed fact (with "
+                "past_versions > 0): 'earlier' (its earlier versions, marked, in place of the "
+                "current one, `history_lines.earlier_only`; on the development personas the "
+                "earlier values answered rose from 22 to 33 of 54, docs/journal.md 2026-11-30) "
+                "or 'both' (side by side, the current one last)"})
     grounding: bool = field(default=False, metadata={
         "help": "refuse a written add / update that names what the observation never said (a "
                 "capitalised word or a number that neither the turn nor an earlier speaker "
@@ -147,6 +153,9 @@ class LoopConfig:
         if self.merge not in MERGES:
             raise MagsError(f"LoopConfig: unknown merge {self.merge!r}",
                             f"use one of {', '.join(MERGES)}")
+        if self.past_lines not in PAST_LINES:
+            raise MagsError(f"LoopConfig: unknown past_lines {self.past_lines!r}",
+                            f"use one of {', '.join(PAST_LINES)}")
         if self.versions < 0 or self.past_versions < 0:
             raise MagsError(f"LoopConfig: versions = {self.versions}, past_versions = "
                             f"{self.past_versions}",
@@ -159,6 +168,7 @@ class LoopConfig:
 
 
 CONTEXTS = ("hits", "consolidated")
+PAST_LINES = ("both", "earlier")
 MERGES = ("score", "rrf", "interleave")
 
 
@@ -399,20 +409,23 @@ class MagsLoopAgent(MemoryAgent):
         lines = (self._consolidated(texts) if self.loop.context == "consolidated"
                  else self._hits(texts, history_depth(obs.text, self.loop.versions,
                                                       self.loop.past_versions,
-                                                      bool(obs.legal_actions))))
+                                                      bool(obs.legal_actions)),
+                                 earlier_only(obs.text, self.loop.past_versions,
+                                              self.loop.past_lines, bool(obs.legal_actions))))
         if self.loop.working_lines:
             lines = self._with_working(texts, lines)
         self.last_timing["ask"] = t1 - t0
         self.last_timing["recall"] = time.perf_counter() - t1
         return lines
 
-    def _hits(self, queries: list[str], depth: int) -> list[dict[str, Any]]:
+    def _hits(self, queries: list[str], depth: int,
+              earlier: bool = False) -> list[dict[str, Any]]:
         """Each query's recall hits, merged by node (best score), the best k, best last; each
-        after `depth` earlier versions (`history_lines.history_depth`), dated where the task
-        dates its turns."""
+        after `depth` earlier versions (`history_lines.history_depth`), or replaced by them
+        where `earlier` (`history_lines.earlier_only`), dated where the task dates its turns."""
         hits = merged_hits(self.memory, queries, self.loop.query_k, self.config.k,
                            merge=self.loop.merge)
-        return with_history(self.memory, hits, depth, self.when.get)
+        return with_history(self.memory, hits, depth, self.when.get, earlier_only=earlier)
 
     def working_hits(self, queries: list[str]) -> list[tuple[float, str]]:
         """(best cosine to a query, text) of the working-memory items at or above

@@ -96,6 +96,10 @@ class ChatConfig:
         "help": "earlier versions shown, as `versions` does, only for a question that asks "
                 "about the past ('where did I live before?', `history_lines.asks_about_past`); "
                 "the larger of the two applies; 0: off"})
+    past_lines: str = field(default="earlier", metadata={
+        "help": "what a question about the past is shown of a changed fact: 'earlier' (its "
+                "earlier versions in place of it: the 135M reader named the current value when "
+                "shown both, docs/journal.md 2026-11-30) or 'both' (side by side)"})
     answer_block: str = field(default="auto", metadata={
         "help": "the memory block the answer's lines are recalled from: 'semantic' (the write "
                 "model's facts, where an update supersedes the old value), '' (any block: the "
@@ -151,6 +155,9 @@ class ChatConfig:
         if self.versions < 0 or self.past_versions < 0:
             raise MagsError("ChatConfig.versions and past_versions must be 0 or more",
                             "pass --versions / --past-versions 0 or more")
+        if self.past_lines not in ("both", "earlier"):
+            raise MagsError(f"ChatConfig.past_lines {self.past_lines!r} is unknown",
+                            "pass --past-lines both or --past-lines earlier")
 
 
 def model_spec(spec: str, role: str) -> tuple[str | None, bool]:
@@ -355,10 +362,11 @@ class ChatSession:
         if self.cfg.recall_message and text not in queries:
             queries = [*queries, text]
         self.last["queries"] = queries
-        from mags_lib.agents.history_lines import history_depth
+        from mags_lib.agents.history_lines import earlier_only, history_depth
 
         lines = self._recall(queries, history_depth(text, self.cfg.versions,
-                                                    self.cfg.past_versions))
+                                                    self.cfg.past_versions),
+                             earlier_only(text, self.cfg.past_versions, self.cfg.past_lines))
         self.last["recalled"] = lines
         short = self.cfg.questions == "memory" and kind == "question"  # a short answer's line
         messages = self._answer_messages(text, lines, short)
@@ -442,8 +450,10 @@ class ChatSession:
                             "fallback": not queries}
         return queries or [text]
 
-    def _recall(self, queries: list[str], depth: int) -> list[dict[str, Any]]:
-        """The best `k` facts for the queries, best last, each after `depth` earlier versions."""
+    def _recall(self, queries: list[str], depth: int,
+                earlier: bool = False) -> list[dict[str, Any]]:
+        """The best `k` facts for the queries, best last, each after `depth` earlier versions
+        (in its place where `earlier`: `history_lines.with_history`)."""
         from mags_lib.agents.history_lines import with_history
         from mags_lib.agents.loop import merged_hits
 
@@ -453,7 +463,8 @@ class ChatSession:
         return [{"node": line["id"], "text": line["text"], "score": line["score"],
                  "block": nodes[line["id"]]["block"], "valid": line["valid"],
                  "path": line["path"], "sources": line["sources"]}
-                for line in with_history(self.memory, hits, depth, source_day)]
+                for line in with_history(self.memory, hits, depth, source_day,
+                                         earlier_only=earlier)]
 
     def answer_block(self) -> str | None:
         """The block the answer's lines come from (None: any); see `ChatConfig.answer_block`."""

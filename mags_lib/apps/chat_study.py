@@ -137,6 +137,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--past-versions", type=int, default=ChatConfig.past_versions,
                     help="earlier versions shown for a question about the past "
                          "(ChatConfig.past_versions)")
+    ap.add_argument("--past-lines", default=ChatConfig.past_lines, choices=["both", "earlier"],
+                    help="a changed fact's earlier versions beside it or in its place, for a "
+                         "question about the past (ChatConfig.past_lines)")
     ap.add_argument("--history", type=int, default=ChatConfig.history,
                     help="past exchanges in the answer prompt (ChatConfig.history)")
     ap.add_argument("--answer-block", default=ChatConfig.answer_block,
@@ -150,7 +153,8 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     out = args.out or RESULTS_DIR / "12_conversations" / f"chat_restart_{args.split}.json"
     report = chat_restart_study(args.split, args.n, out=out, versions=args.versions,
-                                past_versions=args.past_versions, history=args.history,
+                                past_versions=args.past_versions, past_lines=args.past_lines,
+                                history=args.history,
                                 answer_block=args.answer_block,
                                 recall_message=args.recall_message,
                                 grounding_words=args.grounding_words)
