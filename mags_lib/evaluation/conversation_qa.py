@@ -123,17 +123,23 @@ class GoldWritesMemory:
                                                     gold_keys(conv.gold_facts), strict=True)])
 
     def memory_lines(self, obs: Any) -> list[dict[str, Any]]:
-        """The k best facts, superseded ones included and marked, so that an earlier value
-        can be answered and a current one told from it. (Showing instead the best current
-        facts each after its previous version, as `history_lines.with_history` does, answered
-        32 / 48 current and 8 / 27 earlier values on the persona dev split against 31 and 10
-        here, 2026-11-29; left as it was.)"""
-        from mags_lib.agents.history_lines import dated_line, first_day
+        """The k best current facts, shown as the closed loop shows its own (`LoopConfig`'s
+        defaults: a question about the past gets a changed fact's earlier version in its place,
+        `history_lines`), so that the bound differs from `mags` in its writes alone. (Until
+        2026-11-30 it showed the k best facts superseded ones included and marked, for every
+        question: 26 / 48 current and 10 / 28 earlier values on the persona test split, under
+        `mags`'s 32 and 15 once the loop read questions about the past this way.)"""
+        from mags_lib.agents.history_lines import earlier_only, history_depth, with_history
+        from mags_lib.agents.loop import LoopConfig
 
-        hits = self.memory.recall(obs.text, self.k, learn=False, include_invalid=True)
-        return [{"id": h.node_id, "sources": list(h.sources), "valid": h.valid,
-                 "text": dated_line(h.text, first_day(h.sources, self.day.get) or "?", h.valid)}
-                for h in reversed(hits)]
+        loop = LoopConfig()
+        hits = self.memory.recall(obs.text, self.k, learn=False)
+        lines = with_history(self.memory, hits,
+                             history_depth(obs.text, loop.versions, loop.past_versions),
+                             self.day.get,
+                             earlier_only(obs.text, loop.past_versions, loop.past_lines))
+        return [{"id": x["id"], "sources": list(x["sources"]), "valid": x["valid"],
+                 "text": x["text"]} for x in lines]
 
     def memory_size(self) -> int:
         return len(self.memory)
