@@ -6,6 +6,7 @@ import doctest
 import json
 import random
 import re
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -314,6 +315,22 @@ def test_config_smoke_shrinks_sizes_only():
     assert max(seeds["test"]) < 20_000 and min(seeds["train"]) >= 1000  # away from eval seeds
     with pytest.raises(Exception, match="unknown expand"):
         SynthConfig(expand_tasks=["dance"])
+    with pytest.raises(Exception, match="write_facts_first"):
+        SynthConfig(write_facts_first=["game"])
+
+
+def test_facts_first_keeps_a_source_s_fact_rows_ahead_of_the_caps():
+    from mags_lib.synth.build import _cap_none, facts_first
+
+    rows = [{"gold": {"source": src, "ops": [1] if fact else []}, "n": i}
+            for i, (src, fact) in enumerate([("persona", True), ("locomo", False)] * 6
+                                            + [("locomo", True)] * 3)]
+    head = facts_first(rows, ["locomo"])
+    assert [r["n"] for r in head[:3]] == [12, 13, 14]  # LoCoMo's facts first, in order
+    assert sorted(r["n"] for r in head) == list(range(15))  # nothing lost, nothing repeated
+    assert facts_first(rows, []) == rows
+    kept = _cap_none(head, 0.5, Counter(), cap=8)[:8]
+    assert sum(r["gold"]["source"] == "locomo" and bool(r["gold"]["ops"]) for r in kept) == 3
 
 
 @pytest.mark.parametrize("module", [chains, diversity, expand, surface])

@@ -108,6 +108,19 @@ def _cap_none(rows: list[dict], share: float, skips: Counter, cap: int) -> list[
     return out
 
 
+def facts_first(rows: list[dict], sources: list[str]) -> list[dict]:
+    """Write rows with those of `sources` that store a fact first, each part in its order.
+
+    >>> rows = [{"gold": {"source": s, "ops": ops}} for s, ops in
+    ...         [("persona", [1]), ("locomo", []), ("locomo", [1]), ("persona", [])]]
+    >>> [(r["gold"]["source"], bool(r["gold"]["ops"])) for r in facts_first(rows, ["locomo"])]
+    [('locomo', True), ('persona', True), ('locomo', False), ('persona', False)]
+    """
+    head = [r for r in rows if r["gold"].get("source") in sources and r["gold"]["ops"]]
+    chosen = {id(r) for r in head}
+    return head + [r for r in rows if id(r) not in chosen]
+
+
 def _select(rows: list[dict], task: str, cap: int, cfg: SynthConfig, skips: Counter) -> list[dict]:
     """The first `cap` rows that verify (checked in chunks, so only what is kept is scored)."""
     out: list[dict] = []
@@ -200,6 +213,8 @@ def _add_conversation_rows(cfg: SynthConfig, final: dict, why: dict[str, Counter
             local["near_duplicate" if split == "train" else f"near_duplicate_{split}"] += \
                 len(pool) - len(keep)
             pool = [pool[i] for i in keep]
+            if task == "write" and split == "train" and cfg.write_facts_first:
+                pool = facts_first(pool, cfg.write_facts_first)
             if task == "write":
                 pool = _cap_none(pool, cfg.conversation_none_share, local, cap)
             final[task][split] = final[task][split] + _select(pool, task, cap, cfg, local)

@@ -114,6 +114,11 @@ class SynthConfig:
     open_answer_chars: int = field(default=80, metadata={
         "help": "conversation answer rows: gold answers longer than this are skipped "
                 "(long_answer); the evaluation asks for an answer in a few words"})
+    write_facts_first: list[str] = field(default_factory=list, metadata={
+        "help": "conversation sources ('persona', 'locomo') whose training write rows with a "
+                "fact to store go to the head of the pool before the caps, so that every one "
+                "that verifies is kept (LoCoMo: 136 in the pool, 68 kept by the plain mix); "
+                "[] = the plain shuffled mix"})
     max_conversation_rows: dict[str, int] = field(
         default_factory=lambda: {"ask": 700, "write": 1300, "answer": 1000}, metadata={
             "help": "training rows per task from conversations at most, on top of max_rows "
@@ -239,6 +244,9 @@ class SynthConfig:
             raise MagsError(f"SynthConfig: write_context_nearest = {self.write_context_nearest}, "
                             f"write_context = {self.write_context}",
                             "write_context_nearest is a share in [0, 1], write_context >= 0")
+        if any(x not in ("persona", "locomo") for x in self.write_facts_first):
+            raise MagsError(f"SynthConfig.write_facts_first = {self.write_facts_first}",
+                            "name conversation sources only: 'persona', 'locomo'")
         unknown = [x for x in self.sources if x not in SOURCES]
         if unknown or not self.sources:
             raise MagsError(f"SynthConfig.sources = {self.sources}",
