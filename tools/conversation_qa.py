@@ -18,7 +18,8 @@ import json
 import sys
 from pathlib import Path
 
-from mags_lib.agents.loop import MERGES, PAST_LINES
+from mags_lib.agents.history_lines import PAST_LINES
+from mags_lib.agents.loop import MERGES
 
 
 def main() -> None:

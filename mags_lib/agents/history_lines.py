@@ -33,6 +33,10 @@ PAST_CUES = re.compile(r"\b(before|previous(ly)?|earlier|formerly|originally|use
                        r"last time)\b", re.I)
 """English words by which a question asks what was true once (`asks_about_past`)."""
 
+PAST_LINES = ("both", "earlier")
+"""What a question about the past is shown of a changed fact (`LoopConfig.past_lines`,
+`ChatConfig.past_lines`): its earlier versions beside it, or in its place (`earlier_only`)."""
+
 
 def asks_about_past(question: str) -> bool:
     """Whether an open question asks what was true once, not now: "where did I live before?".

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mags_lib.agents.base import AgentConfig, memory_reward, recalled
-from mags_lib.agents.history_lines import earlier_only, history_depth, with_history
+from mags_lib.agents.history_lines import PAST_LINES, earlier_only, history_depth, with_history
 from mags_lib.agents.memory_agent import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
@@ -168,7 +168,6 @@ class LoopConfig:
 
 
 CONTEXTS = ("hits", "consolidated")
-PAST_LINES = ("both", "earlier")
 MERGES = ("score", "rrf", "interleave")
 
 

@@ -155,9 +155,11 @@ class ChatConfig:
         if self.versions < 0 or self.past_versions < 0:
             raise MagsError("ChatConfig.versions and past_versions must be 0 or more",
                             "pass --versions / --past-versions 0 or more")
-        if self.past_lines not in ("both", "earlier"):
+        from mags_lib.agents.history_lines import PAST_LINES
+
+        if self.past_lines not in PAST_LINES:
             raise MagsError(f"ChatConfig.past_lines {self.past_lines!r} is unknown",
-                            "pass --past-lines both or --past-lines earlier")
+                            f"pass --past-lines with one of {', '.join(PAST_LINES)}")
 
 
 def model_spec(spec: str, role: str) -> tuple[str | None, bool]:

@@ -123,6 +123,7 @@ def chat_restart_study(split: str = "dev", n: int = 3, *, out: str | Path | None
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
+    from mags_lib.agents.history_lines import PAST_LINES
     from mags_lib.apps.chat import ChatConfig
     from mags_lib.paths import RESULTS_DIR
 
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--past-versions", type=int, default=ChatConfig.past_versions,
                     help="earlier versions shown for a question about the past "
                          "(ChatConfig.past_versions)")
-    ap.add_argument("--past-lines", default=ChatConfig.past_lines, choices=["both", "earlier"],
+    ap.add_argument("--past-lines", default=ChatConfig.past_lines, choices=list(PAST_LINES),
                     help="a changed fact's earlier versions beside it or in its place, for a "
                          "question about the past (ChatConfig.past_lines)")
     ap.add_argument("--history", type=int, default=ChatConfig.history,

@@ -112,9 +112,11 @@ class GoldWritesMemory:
     name = "gold_writes"
 
     def __init__(self, conv: Dialogue, embedder: Any, k: int, config: Any = None):
+        from mags_lib.agents.loop import LoopConfig
         from mags_lib.memory import LiquidMemory
 
         self.k = k
+        self.loop = LoopConfig()  # the line defaults the closed loop reads with
         self.memory = LiquidMemory(config=config, embedder=embedder)
         self.day = {i: o.when for i, o in zip(conv.stream_ids(), conv.stream(), strict=True)}
         self.memory.observe_many([{"text": o.text, "block": "semantic", "key": key,
@@ -130,9 +132,8 @@ class GoldWritesMemory:
         question: 26 / 48 current and 10 / 28 earlier values on the persona test split, under
         `mags`'s 32 and 15 once the loop read questions about the past this way.)"""
         from mags_lib.agents.history_lines import earlier_only, history_depth, with_history
-        from mags_lib.agents.loop import LoopConfig
 
-        loop = LoopConfig()
+        loop = self.loop
         hits = self.memory.recall(obs.text, self.k, learn=False)
         lines = with_history(self.memory, hits,
                              history_depth(obs.text, loop.versions, loop.past_versions),
