@@ -63,6 +63,10 @@ def test_gold_writes_show_a_question_about_the_past_the_earlier_version():
     for r in past:  # the changed fact's earlier version, with the answer, in place of the fact
         retired = [line for line in r["lines"] if "(no longer true)" in line]
         assert any(r["gold"].lower() in line.lower() for line in retired), r["lines"]
+        # and the fact that replaced it is not shown: no current line opens as a retired one
+        stems = {line.split("(no longer true) ", 1)[1].rsplit(" ", 1)[0] for line in retired}
+        current = [line.split("] ", 1)[-1] for line in r["lines"] if line not in retired]
+        assert not any(c.startswith(stem) for c in current for stem in stems), r["lines"]
 
 
 def test_question_sample_is_seeded_and_in_order():
