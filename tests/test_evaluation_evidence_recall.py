@@ -81,3 +81,44 @@ def test_context_sweep_measures_every_value_and_names_the_best():
     text = sweep_markdown(sweep)
     assert f"| {sweep['best']} (chosen) |" in text and text.count("\n") == 3
     assert "a recall@10 (95% CI)" in text and "b recall@5" in text
+
+
+def _stem_conv() -> Conversation:
+    """The evidence says "painted"; the question asks about "painting": BM25 matches the two
+    only over stems, and the hashing embedder, a bag of words, does not match them at all."""
+    texts = ["I painted a lighthouse after visiting the coast.", "The weather was grey.",
+             "My neighbour plays drums at night.", "We ordered noodles for dinner."]
+    turns = [Turn(f"D1:{i + 1}", 1, "Ana" if i % 2 == 0 else "Bo", t, "8 May, 2023")
+             for i, t in enumerate(texts)]
+    qa = [QA("What inspired Ana's painting?", "the coast", ("D1:1",), 4),
+          QA("What does the neighbour play?", "drums", ("D1:3",), 4)]
+    return Conversation("stem", ("Ana", "Bo"), {1: turns}, qa, [])
+
+
+def test_settings_sweep_measures_every_setting_and_applies_its_rule():
+    from mags_lib.evaluation.evidence_recall import settings_markdown, settings_sweep
+
+    sources = {"stems": [_stem_conv()], "facts": [_conv("c1")]}
+    settings = {"stem": {"lexical_stem": True}, "dense": {"lexical_weight": 0.0}}
+    sweep = settings_sweep(sources, HashingEmbedder(), settings, base={}, min_gain=0.0)
+    assert list(sweep["settings"]) == ["current", "stem", "dense"]
+    r1 = {name: sweep["by_setting"][name]["stems"]["all"]["recall@5"] for name in sweep["settings"]}
+    top1 = {name: conversation_rows(_stem_conv(), embedder=HashingEmbedder(), ks=(1,),
+                                    config=_config(over))[0]["recall@1"]
+            for name, over in [("current", {}), ("stem", {"lexical_stem": True})]}
+    assert top1 == {"current": 0.0, "stem": 1.0}  # only the stems rank the painting first
+    assert r1["current"] == r1["stem"] == 1.0  # with five turns, all come back at k = 5
+    means = sweep["mean_recall@10"]
+    assert sweep["best"] in sweep["eligible"] and means[sweep["best"]] == max(
+        means[n] for n in sweep["eligible"])
+    assert sweep["gain"] == means[sweep["best"]] - means["current"]
+    strict = settings_sweep(sources, HashingEmbedder(), settings, base={}, min_gain=1.0)
+    assert strict["adopt"] is False  # a gain of a whole point of recall is never reached
+    text = settings_markdown(sweep)
+    assert text.count("\n") == 4 and "| current" in text and "(chosen)" in text
+
+
+def _config(over):
+    from mags_lib.memory import MemoryConfig
+
+    return MemoryConfig.from_dict(over)

@@ -126,6 +126,66 @@ def summarize(rows: Iterable[dict[str, Any]], ks: Sequence[int] = KS) -> dict[st
     return out
 
 
+def recall_by_source(sources: dict[str, Sequence[Conversation]], embedder: Any,
+                     config: Any) -> dict[str, dict[str, Any]]:
+    """`summarize`d raw-turn recall of a memory with `config`, for each source's conversations."""
+    return {name: summarize(r for c in convs for r in conversation_rows(
+        c, retriever="memory", embedder=embedder, config=config))
+        for name, convs in sources.items()}
+
+
+def settings_sweep(sources: dict[str, Sequence[Conversation]], embedder: Any,
+                   settings: dict[str, dict[str, Any]], *, base: dict[str, Any] | None = None,
+                   max_loss: float = 0.01, min_gain: float = 0.02) -> dict[str, Any]:
+    """Raw-turn evidence recall for named `MemoryConfig` overrides (`settings`, each applied on
+    top of `base`, default `memory.DIALOGUE_MEMORY`; the name "current" is `base` itself and is
+    always measured), on every source of a development split. The choice: the highest recall@10
+    averaged over the sources among the settings that lose at most `max_loss` recall@10 on any
+    source against "current"; `adopt` says whether it gains at least `min_gain` on that mean (a
+    change must pay). {"base", "settings", "sources", "by_setting": {name: {source:
+    summarize}}, "mean_recall@10", "eligible", "best", "gain", "adopt"}."""
+    from mags_lib.memory import DIALOGUE_MEMORY, MemoryConfig
+
+    base = dict(DIALOGUE_MEMORY if base is None else base)
+    named = {"current": {}} | {k: dict(v) for k, v in settings.items() if k != "current"}
+    by_setting = {name: recall_by_source(sources, embedder, MemoryConfig.from_dict(
+        {**base, **over})) for name, over in named.items()}
+
+    def r10(name: str, source: str) -> float:
+        return float(by_setting[name][source].get("all", {}).get("recall@10", float("nan")))
+    means = {name: float(np.mean([r10(name, src) for src in sources])) for name in named}
+    eligible = [name for name in named if all(
+        r10(name, src) >= r10("current", src) - max_loss - 1e-12 for src in sources)]
+    best = max(eligible, key=lambda name: (means[name], name == "current"))
+    gain = means[best] - means["current"]
+    return {"base": base, "settings": named, "max_loss": max_loss, "min_gain": min_gain,
+            "sources": {name: [c.sample_id for c in convs] for name, convs in sources.items()},
+            "by_setting": by_setting, "mean_recall@10": means, "eligible": eligible,
+            "best": best, "gain": gain, "adopt": best != "current" and gain >= min_gain - 1e-12}
+
+
+def settings_markdown(sweep: dict[str, Any]) -> str:
+    """One row per setting: recall@5 / @10 (95% CI) on each source, the mean recall@10 and its
+    difference to "current"; the choice marked, ineligible settings flagged."""
+    names = list(sweep["sources"])
+    rows = ["| setting | " + " | ".join(f"{n} recall@5 | {n} recall@10 (95% CI)" for n in names)
+            + " | mean recall@10 | vs current |", "|---|" + "---|---|" * len(names) + "---|---|"]
+    current = sweep["mean_recall@10"]["current"]
+    for name in sweep["settings"]:
+        cells = []
+        for src in names:
+            s = sweep["by_setting"][name][src]["all"]
+            lo, hi = s["recall@10_ci95"] or (None, None)
+            interval = f" ({lo:.2f}–{hi:.2f})" if lo is not None else ""
+            cells.append(f"{s['recall@5']:.3f} | {s['recall@10']:.3f}{interval}")
+        mark = (" (chosen)" if name == sweep["best"] else "") + (
+            "" if name in sweep["eligible"] else " (loses a source)")
+        mean = sweep["mean_recall@10"][name]
+        rows.append(f"| {name}{mark} | " + " | ".join(cells)
+                    + f" | {mean:.3f} | {mean - current:+.3f} |")
+    return "\n".join(rows)
+
+
 def context_sweep(sources: dict[str, Sequence[Conversation]], embedder: Any,
                   values: Sequence[int] = (0, 1, 2, 3, 4), margin: float = 0.01
                   ) -> dict[str, Any]:
@@ -137,12 +197,8 @@ def context_sweep(sources: dict[str, Sequence[Conversation]], embedder: Any,
     over the sources, or the smallest value within `margin` of it (a change must pay)}."""
     from mags_lib.memory import MemoryConfig
 
-    by_value: dict[str, dict[str, Any]] = {}
-    for n in values:
-        config = MemoryConfig.from_dict({"episode_context": int(n)})
-        by_value[str(n)] = {name: summarize(r for c in convs for r in conversation_rows(
-            c, retriever="memory", embedder=embedder, config=config))
-            for name, convs in sources.items()}
+    by_value = {str(n): recall_by_source(sources, embedder, MemoryConfig.from_dict(
+        {"episode_context": int(n)})) for n in values}
 
     def mean_r10(n: int) -> float:
         return float(np.mean([s["all"]["recall@10"] for s in by_value[str(n)].values()]))

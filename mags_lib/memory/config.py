@@ -125,6 +125,10 @@ class RecallConfig:
     min_candidates: int = field(default=16, metadata={"help": "see recall_overquery"})
     lexical_weight: float = field(default=0.3, metadata={
         "help": "weight of normalised BM25 in the hybrid anchor score (dense gets 1 - this)"})
+    lexical_stem: bool = field(default=False, metadata={
+        "help": "BM25 over English stems (Snowball): 'painted' finds 'painting'. Raw-turn "
+                "evidence recall@10 on LoCoMo's training conversations 0.680 -> 0.701, the "
+                "development personas 0.990 either way (2026-11-30); off by default"})
     n_anchors: int = field(default=4, metadata={
         "help": "anchors chosen by MMR coverage among the candidates; traversal starts there"})
     mmr_lambda: float = field(default=0.7, metadata={
@@ -385,6 +389,9 @@ def check_config(cfg: MemoryConfig) -> None:
         raise ValueError("config min_edge_weight and hebbian_init must be > 0 (weights in (0, 1])")
     if flat["temporal_weight"] <= 0 or flat["link_weight"] <= 0:
         raise ValueError("config temporal_weight and link_weight must be > 0")
+    for name in ("subject_check", "keep_history", "consolidate", "lexical_stem"):
+        if not isinstance(flat[name], bool):
+            raise ValueError(f"config {name} must be true or false, got {flat[name]!r}")
     if not isinstance(flat["block_weights"], dict):
         raise ValueError("config block_weights must be a dict of block -> weight")
     for block, weight in flat["block_weights"].items():

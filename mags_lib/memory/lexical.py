@@ -19,12 +19,16 @@ Scoring, with N live documents, df(t) live documents containing t, avgdl their m
     score(d) = sum over distinct query terms t in d of
                idf(t) * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(d) / avgdl))
 Tokens come from `mags_lib.embed.tokenize`, minus `STOPWORDS`; lengths count the kept tokens.
+With `stem=True` (`RecallConfig.lexical_stem`) both documents and queries are reduced to their
+Snowball (Porter 2) English stems, so "painted" finds "painting" and "inspired" "inspiration";
+the package `snowballstemmer` (PyPI, pure Python) does the stemming.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections import Counter
+from functools import lru_cache
 
 import numpy as np
 
@@ -42,9 +46,35 @@ whom why will with would you your yours yourself yourselves
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())  # a small English list (NLTK-like)
 
 
-def content_terms(text: str) -> list[str]:
-    """Tokens of `text` that BM25 indexes: `tokenize` minus stopwords, in order."""
-    return [t for t in tokenize(text) if t not in STOPWORDS]
+def content_terms(text: str, stem: bool = False) -> list[str]:
+    """Tokens of `text` that BM25 indexes: `tokenize` minus stopwords, in order; with `stem`,
+    each reduced to its English stem (`stem_word`).
+
+    >>> content_terms("She painted the paintings", stem=True)
+    ['paint', 'paint']
+    """
+    terms = [t for t in tokenize(text) if t not in STOPWORDS]
+    return [stem_word(t) for t in terms] if stem else terms
+
+
+@lru_cache(maxsize=200_000)
+def stem_word(word: str) -> str:
+    """The Snowball English stem of one lower-case word (memoised: a vocabulary repeats)."""
+    return _stemmer().stemWord(word)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    try:
+        import snowballstemmer
+    except ImportError as exc:  # a dependency of the project: only a broken install lacks it
+        from mags_lib.errors import MagsError
+
+        raise MagsError("stemming BM25 terms (RecallConfig.lexical_stem) needs the package "
+                        "snowballstemmer, which is not installed",
+                        "run `make setup` (or `pip install snowballstemmer`), or set "
+                        "lexical_stem to False") from exc
+    return snowballstemmer.stemmer("english")
 
 
 class _Postings:
@@ -72,10 +102,11 @@ class _Postings:
 
 
 class BM25Index:
-    """Incremental Okapi BM25 (k1=1.5, b=0.75) over short texts keyed by int ids."""
+    """Incremental Okapi BM25 (k1=1.5, b=0.75) over short texts keyed by int ids; `stem`:
+    terms are English stems (`content_terms`)."""
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75):
-        self.k1, self.b = k1, b
+    def __init__(self, k1: float = 1.5, b: float = 0.75, stem: bool = False):
+        self.k1, self.b, self.stem = k1, b, bool(stem)
         self._term_of: dict[str, int] = {}
         self._postings: list[_Postings] = []
         self._df: list[int] = []  # live documents per term id
@@ -115,7 +146,7 @@ class BM25Index:
         term_of, postings, df = self._term_of, self._postings, self._df
         lengths = []
         for slot, text in enumerate(texts, start):
-            counts = Counter(content_terms(text))
+            counts = Counter(content_terms(text, self.stem))
             term_ids = []
             for term, tf in counts.items():
                 tid = term_of.get(term)
@@ -192,7 +223,7 @@ class BM25Index:
             return empty
         avgdl = max(self._total_len / n, 1e-9)
         slot_parts, score_parts = [], []
-        for term in dict.fromkeys(content_terms(query)):
+        for term in dict.fromkeys(content_terms(query, self.stem)):
             tid = self._term_of.get(term)
             if tid is None or self._df[tid] == 0:
                 continue

@@ -98,7 +98,7 @@ def _restore(mem: LiquidMemory, state: MemoryState) -> None:
             index.add(state.ids[order], state.vectors[order])
     from mags_lib.memory.lexical import BM25Index
 
-    lexical = BM25Index()
+    lexical = BM25Index(stem=config.recall.lexical_stem)
     node_ids = sorted(graph.nodes)
     lexical.add_many(node_ids, [graph.nodes[node_id]["text"] for node_id in node_ids])
     working = WorkingMemory.from_dict(state.working)

@@ -120,7 +120,7 @@ class LiquidMemory:
         self.clock = clock or time.time
         self.graph = nx.Graph()
         self.index: Any | None = None  # VectorIndex, created when the dimension is known
-        self.lexical = _new_lexical()
+        self.lexical = _new_lexical(self.config)
         self.working = WorkingMemory(self.config.consolidation.working_capacity)
         self._dim: int | None = None
         self._next_id = 0
@@ -577,7 +577,7 @@ def _clear_nx_cache(graph: nx.Graph) -> None:
         clear(graph)
 
 
-def _new_lexical() -> Any:
+def _new_lexical(config: MemoryConfig) -> Any:
     from mags_lib.memory.lexical import BM25Index
 
-    return BM25Index()
+    return BM25Index(stem=config.recall.lexical_stem)
