@@ -62,6 +62,9 @@ def main() -> None:
     ap.add_argument("--grounding-words", choices=["on", "off"], default=None,
                     help="mags: refuse writes sharing no content word with the turn "
                          "(LoopConfig.grounding_words)")
+    ap.add_argument("--memory", default=None, metavar="JSON",
+                    help="MemoryConfig overrides on top of memory.DIALOGUE_MEMORY for the memory "
+                         "agents and gold_writes, e.g. '{\"lexical_stem\": true}'")
     ap.add_argument("--judge", action="store_true",
                     help="persona: also judge the write and ask models alone, as in play")
     args = ap.parse_args()
@@ -107,13 +110,28 @@ def main() -> None:
         loop["grounding"] = args.grounding == "on"
     if args.grounding_words is not None:
         loop["grounding_words"] = args.grounding_words == "on"
+    from mags_lib.evaluation.conversation_qa import dialogue_memory
+    from mags_lib.memory import MemoryConfig
+
+    memory = dialogue_memory()
+    if args.memory is not None:
+        try:
+            extra = json.loads(args.memory)
+            if not isinstance(extra, dict):
+                raise ValueError("not a JSON object")
+            memory.update(extra)
+            MemoryConfig.from_dict(memory)  # refuse an unknown or ill-typed setting up front
+        except (ValueError, MagsError) as exc:
+            sys.exit(f"error: --memory {args.memory!r}: {exc}; pass a JSON object of "
+                     "MemoryConfig fields, e.g. '{\"lexical_stem\": true}'")
     cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions,
-                                 loop=loop)
+                                 loop=loop, memory=memory)
     llm = load_llm(model=reader)
     out = run_conversation_eval(convs, llm, cfg, embedder=MemoEmbedder(default_embedder()),
                                 roles={**roles, **prompted_role(args.agents, reader, llm)},
                                 progress=lambda s: print(s, file=sys.stderr, flush=True))
     out["source"], out["split"], out["reader"] = args.task, args.split, reader_note
+    out["memory"] = memory
     if args.judge and args.task == "persona":
         from mags_lib.evaluation.role_judge import judge_roles, judged_text
         from mags_lib.synth.conversation_rows import persona_judge_rows
