@@ -24,6 +24,15 @@ DEFAULT = Path(__file__).resolve().parents[1] / "configs/sweeps/recall_settings_
 
 
 def main() -> None:
+    from mags_lib.errors import MagsError
+
+    try:
+        run()
+    except MagsError as exc:
+        raise SystemExit(f"error: {exc}") from None
+
+
+def run() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", help="JSON file for the sweep")
     ap.add_argument("--settings", default=str(DEFAULT), help="JSON file: name -> overrides")
@@ -40,9 +49,12 @@ def main() -> None:
 
     path = Path(args.settings)
     try:
-        settings = {k: v for k, v in json.loads(path.read_text()).items()
-                    if not k.startswith("_")}
-    except (OSError, json.JSONDecodeError) as exc:
+        loaded = json.loads(path.read_text())
+        if not isinstance(loaded, dict) or not all(
+                isinstance(v, dict) for k, v in loaded.items() if not k.startswith("_")):
+            raise ValueError("not a JSON object of name -> object")
+        settings = {k: v for k, v in loaded.items() if not k.startswith("_")}
+    except (OSError, ValueError) as exc:  # JSONDecodeError is a ValueError
         raise MagsError(f"cannot read the settings file {path}: {exc}",
                         "pass --settings with a JSON object of name -> MemoryConfig overrides"
                         ) from exc
