@@ -59,6 +59,9 @@ def main() -> None:
                          "(LoopConfig.past_lines; default: the agent's own)")
     ap.add_argument("--grounding", choices=["on", "off"], default=None,
                     help="mags: refuse writes naming what the turn never said (LoopConfig)")
+    ap.add_argument("--turn-over-fact", choices=["on", "off"], default=None,
+                    help="mags_episodic: a fact whose turn is also shown is left out "
+                         "(LoopConfig.turn_over_fact)")
     ap.add_argument("--grounding-words", choices=["on", "off"], default=None,
                     help="mags: refuse writes sharing no content word with the turn "
                          "(LoopConfig.grounding_words)")
@@ -110,6 +113,8 @@ def main() -> None:
         loop["grounding"] = args.grounding == "on"
     if args.grounding_words is not None:
         loop["grounding_words"] = args.grounding_words == "on"
+    if args.turn_over_fact is not None:
+        loop["turn_over_fact"] = args.turn_over_fact == "on"
     from mags_lib.evaluation.conversation_qa import dialogue_memory
     from mags_lib.memory import MemoryConfig
 

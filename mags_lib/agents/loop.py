@@ -137,6 +137,11 @@ class LoopConfig:
                 "observation (its date and the speakers left out, `agents.grounding."
                 "unshared_words`): a fact made up for a turn that states none; counted as "
                 "`write_ungrounded` too"})
+    turn_over_fact: bool = field(default=False, metadata={
+        "help": "with keep_turns: a fact written from a turn that is also among the lines "
+                "shown is left out, its place given to the next hit, unless the fact has "
+                "earlier versions (`agents.turn_lines`): the turn says it in the speaker's "
+                "words, where the write model can give it to the wrong person"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -419,11 +424,21 @@ class MagsLoopAgent(MemoryAgent):
 
     def _hits(self, queries: list[str], depth: int,
               earlier: bool = False) -> list[dict[str, Any]]:
-        """Each query's recall hits, merged by node (best score), the best k, best last; each
+        """Each query's recall hits, merged by node (best score), the best k, best last (under
+        `turn_over_fact`, a fact whose turn is shown gives its place to the next hit); each
         after `depth` earlier versions (`history_lines.history_depth`), or replaced by them
         where `earlier` (`history_lines.earlier_only`), dated where the task dates its turns."""
-        hits = merged_hits(self.memory, queries, self.loop.query_k, self.config.k,
+        k = self.config.k
+        wide = self.loop.turn_over_fact and self.loop.keep_turns
+        hits = merged_hits(self.memory, queries, self.loop.query_k, 2 * k if wide else k,
                            merge=self.loop.merge)
+        if wide:
+            from mags_lib.agents.turn_lines import turns_over_facts
+
+            shown = turns_over_facts(self.memory, hits, k)
+            ids = {h.node_id for h in shown}
+            self.counts["facts_under_turns"] += sum(h.node_id not in ids for h in hits[:k])
+            hits = shown
         return with_history(self.memory, hits, depth, self.when.get, earlier_only=earlier)
 
     def working_hits(self, queries: list[str]) -> list[tuple[float, str]]:

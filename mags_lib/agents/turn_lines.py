@@ -1,0 +1,45 @@
+"""A turn shown instead of the facts written from it (`LoopConfig.turn_over_fact`).
+
+`mags_episodic` keeps every information turn as it was said (an episodic node) beside what the
+write model made of it (semantic facts), and both come back from recall. Where a fact and the
+turn it was written from are both among the lines shown, the fact says nothing the turn does
+not, and it can say it wrongly: on LoCoMo the write model gives a speaker's fact to the other
+speaker ("Tim is learning Spanish." written from John's "I'm learning Spanish"), and the
+false fact outranks the turn that answers (docs/journal.md, 2026-11-30). So such a fact is left
+out and its place goes to the next hit. A fact with earlier versions is always kept: its
+history (what it replaced) is what a turn cannot show.
+
+    >>> from mags_lib.memory.types import Hit
+    >>> class Memory:  # two facts: one changed (two versions), one not
+    ...     def history(self, node_id): return [node_id, 99] if node_id == 3 else [node_id]
+    >>> hits = [Hit(1, "Tim is learning Spanish.", 0.9, "semantic", ["turn:4"]),
+    ...         Hit(2, "John: I'm learning Spanish.", 0.8, "episodic", ["turn:4"]),
+    ...         Hit(3, "Tim lives in Boston.", 0.7, "semantic", ["turn:7"]),
+    ...         Hit(4, "Tim: I moved to Boston.", 0.6, "episodic", ["turn:7"]),
+    ...         Hit(5, "Tim: I'm learning German now.", 0.5, "episodic", ["turn:9"])]
+    >>> [h.node_id for h in turns_over_facts(Memory(), hits, 3)]
+    [2, 3, 4]
+    >>> [h.node_id for h in turns_over_facts(Memory(), hits, 4)]
+    [2, 3, 4, 5]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def turns_over_facts(memory: Any, hits: list[Any], k: int) -> list[Any]:
+    """The best `k` of `hits` (best first) once every unchanged semantic fact whose source turn
+    is among the episodic hits shown is left out; the next hits fill the freed places, and a
+    turn that comes in that way can leave out further facts. A fact with earlier versions
+    (`memory.history`) is kept."""
+    left_out: set[int] = set()
+    while True:
+        shown = [h for h in hits if h.node_id not in left_out][:k]
+        turns = {s for h in shown if h.block == "episodic" for s in h.sources}
+        more = {h.node_id for h in shown
+                if h.block == "semantic" and turns.intersection(h.sources)
+                and len(memory.history(h.node_id)) < 2}
+        if not more:
+            return shown
+        left_out |= more
