@@ -577,3 +577,91 @@ def test_grounding_words_refuses_a_fact_written_for_a_turn_that_states_none():
     assert stored[True] == {"Yara lives in Lisbon."}
     assert stored[False] == {"Yara lives in Lisbon.", "Yara owns a red bicycle.",
                              "Yara is wearing a smartwatch."}
+
+
+def test_turn_over_fact_shows_the_turn_in_place_of_an_unchanged_fact_written_from_it():
+    """`turn_over_fact`: a fact whose source turn is among the lines shown gives its place to
+    the next hit (the turn says it in the speaker's words; the writer gave John's Spanish to
+    Tim). That a changed fact stays is `agents.turn_lines`'s doctest."""
+    from mags_lib.llm import Completion
+
+    writes = {"John: I'm learning Spanish.": "add semantic 0.9: Tim is learning Spanish.",
+              "Tim: I live in Boston.": "add semantic 0.9: Tim lives in Boston.",
+              "Tim: I moved to Denver.": "update semantic 0.9: Tim lives in Denver."}
+
+    class Writer:
+        name = "writer"
+
+        def chat(self, messages, **kw):
+            said = [w for t, w in writes.items() if f"Observation: {t}" in messages[-1]["content"]]
+            return Completion("<engram>\n" + "".join(f"{w}\n" for w in said) + "</engram>",
+                              finish_reason="stop")
+
+    class Asker:
+        name = "asker"
+
+        def chat(self, messages, **kw):
+            return Completion("<recall>\nquery: Tim learning language\n</recall>",
+                              finish_reason="stop")
+
+    def lines(on: bool) -> tuple[list[str], object]:
+        agent = make_agent("mags_episodic", RuleReaderRoleLLM(), embedder=HashingEmbedder(),
+                           k=4, roles={"ask": Asker(), "write": Writer()},
+                           loop={"turn_over_fact": on, "query_k": 8})
+        agent.reset(0)
+        for turn, text in enumerate([*writes, "Tim: I'm learning German now."]):
+            agent.observe(Observation(text, (), turn=turn, kind="information"))
+        asked = Observation("Which language is Tim learning?", (), turn=9, kind="question")
+        return [line["text"] for line in agent.memory_lines(asked)], agent
+
+    plain, _ = lines(False)
+    shown, agent = lines(True)
+    assert "Tim is learning Spanish." in plain  # today's reading shows the false fact
+    assert "Tim is learning Spanish." not in shown
+    assert "John: I'm learning Spanish." in shown and len(shown) == len(plain) == 4
+    assert agent.counts["facts_under_turns"] >= 1
+
+
+def test_retired_turns_leaves_out_a_turn_whose_facts_were_superseded_for_a_question_about_now():
+    """`retired_turns`: once "Ana lives in Lisbon." supersedes "Ana lives in Porto.", the turn
+    that said Porto is left out of the lines for "Where does Ana live?" (its fact is not
+    recalled either), and still shown for "Where did Ana live before?"."""
+    from mags_lib.llm import Completion
+
+    writes = {"Ana: I live in Porto.": "add semantic 0.9: Ana lives in Porto.",
+              "Ana: I moved to Lisbon.": "update semantic 0.9: Ana lives in Lisbon."}
+
+    class Writer:
+        name = "writer"
+
+        def chat(self, messages, **kw):
+            said = [w for t, w in writes.items() if f"Observation: {t}" in messages[-1]["content"]]
+            return Completion("<engram>\n" + "".join(f"{w}\n" for w in said) + "</engram>",
+                              finish_reason="stop")
+
+    class Asker:
+        name = "asker"
+
+        def chat(self, messages, **kw):
+            return Completion("<recall>\nquery: Ana lives\n</recall>", finish_reason="stop")
+
+    def lines(on: bool, question: str) -> tuple[list[str], object]:
+        agent = make_agent("mags_episodic", RuleReaderRoleLLM(), embedder=HashingEmbedder(),
+                           k=6, roles={"ask": Asker(), "write": Writer()},
+                           loop={"retired_turns": on, "query_k": 8})
+        agent.reset(0)
+        for turn, text in enumerate([*writes, "Ana: Hi again!"]):
+            agent.observe(Observation(text, (), turn=turn, kind="information"))
+        asked = Observation(question, (), turn=9, kind="question")
+        return [line["text"] for line in agent.memory_lines(asked)], agent
+
+    now = "Where does Ana live?"
+    plain, agent = lines(False, now)
+    assert agent.counts["nodes_superseded"] == 1, "the update replaced Porto"
+    assert "Ana: I live in Porto." in plain and "Ana lives in Porto." not in plain
+    shown, agent = lines(True, now)
+    assert "Ana: I live in Porto." not in shown and "Ana: I moved to Lisbon." in shown
+    assert "Ana: Hi again!" in shown  # a turn that gave no fact is not retired
+    assert agent.counts["retired_turns_left_out"] == 1
+    before, _ = lines(True, "Where did Ana live before?")
+    assert "Ana: I live in Porto." in before

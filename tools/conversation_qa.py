@@ -62,6 +62,9 @@ def main() -> None:
     ap.add_argument("--turn-over-fact", choices=["on", "off"], default=None,
                     help="mags_episodic: a fact whose turn is also shown is left out "
                          "(LoopConfig.turn_over_fact)")
+    ap.add_argument("--retired-turns", choices=["on", "off"], default=None,
+                    help="mags_episodic: a turn whose facts were all superseded is left out for "
+                         "a question about now (LoopConfig.retired_turns)")
     ap.add_argument("--grounding-words", choices=["on", "off"], default=None,
                     help="mags: refuse writes sharing no content word with the turn "
                          "(LoopConfig.grounding_words)")
@@ -115,6 +118,8 @@ def main() -> None:
         loop["grounding_words"] = args.grounding_words == "on"
     if args.turn_over_fact is not None:
         loop["turn_over_fact"] = args.turn_over_fact == "on"
+    if args.retired_turns is not None:
+        loop["retired_turns"] = args.retired_turns == "on"
     from mags_lib.evaluation.conversation_qa import dialogue_memory
     from mags_lib.memory import MemoryConfig
 

@@ -142,6 +142,10 @@ class LoopConfig:
                 "shown is left out, its place given to the next hit, unless the fact has "
                 "earlier versions (`agents.turn_lines`): the turn says it in the speaker's "
                 "words, where the write model can give it to the wrong person"})
+    retired_turns: bool = field(default=False, metadata={
+        "help": "with keep_turns: a turn every fact written from which has been superseded "
+                "is left out for a question about now, as its facts are (a question about "
+                "the past still sees it; `agents.turn_lines`)"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -425,20 +429,30 @@ class MagsLoopAgent(MemoryAgent):
     def _hits(self, queries: list[str], depth: int,
               earlier: bool = False) -> list[dict[str, Any]]:
         """Each query's recall hits, merged by node (best score), the best k, best last (under
-        `turn_over_fact`, a fact whose turn is shown gives its place to the next hit); each
+        `turn_over_fact`, a fact whose turn is shown gives its place to the next hit, and under
+        `retired_turns` a turn whose facts were all superseded, for a question about now); each
         after `depth` earlier versions (`history_lines.history_depth`), or replaced by them
         where `earlier` (`history_lines.earlier_only`), dated where the task dates its turns."""
         k = self.config.k
-        wide = self.loop.turn_over_fact and self.loop.keep_turns
-        hits = merged_hits(self.memory, queries, self.loop.query_k, 2 * k if wide else k,
-                           merge=self.loop.merge)
-        if wide:
+        over = self.loop.turn_over_fact and self.loop.keep_turns
+        retire = self.loop.retired_turns and self.loop.keep_turns and not (depth or earlier)
+        hits = merged_hits(self.memory, queries, self.loop.query_k,
+                           2 * k if over or retire else k, merge=self.loop.merge)
+        if retire:
+            from mags_lib.agents.turn_lines import without_retired_turns
+
+            kept = without_retired_turns(self.memory, hits)
+            self.counts["retired_turns_left_out"] += sum(
+                h not in kept for h in hits[:k])
+            hits = kept
+        if over:
             from mags_lib.agents.turn_lines import turns_over_facts
 
             shown = turns_over_facts(self.memory, hits, k)
             ids = {h.node_id for h in shown}
             self.counts["facts_under_turns"] += sum(h.node_id not in ids for h in hits[:k])
             hits = shown
+        hits = hits[:k]
         return with_history(self.memory, hits, depth, self.when.get, earlier_only=earlier)
 
     def working_hits(self, queries: list[str]) -> list[tuple[float, str]]:

@@ -1,4 +1,6 @@
-"""A turn shown instead of the facts written from it (`LoopConfig.turn_over_fact`).
+"""Turns and the facts written from them, as `mags_episodic` shows them.
+
+`turn_over_fact` (`LoopConfig`): a turn shown instead of the facts written from it.
 
 `mags_episodic` keeps every information turn as it was said (an episodic node) beside what the
 write model made of it (semantic facts), and both come back from recall. Where a fact and the
@@ -21,6 +23,22 @@ history (what it replaced) is what a turn cannot show.
     [2, 3, 4]
     >>> [h.node_id for h in turns_over_facts(Memory(), hits, 4)]
     [2, 3, 4, 5]
+
+`retired_turns` (`LoopConfig.retired_turns`): a turn every fact written from which has since
+been superseded says what is no longer true ("Ana: I live in Porto." once Ana moved). Its facts
+are not recalled for a question about now, so it is left out too; a question about the past
+still sees it.
+
+    >>> import networkx as nx
+    >>> class Store:
+    ...     graph = nx.DiGraph()
+    ...     graph.add_node(1, block="semantic", sources=["turn:3"], superseded_by=2)
+    ...     graph.add_node(2, block="semantic", sources=["turn:8"], superseded_by=None)
+    >>> hits = [Hit(5, "Ana: I live in Porto.", 0.9, "episodic", ["turn:3"]),
+    ...         Hit(6, "Ana: I moved to Lisbon.", 0.8, "episodic", ["turn:8"]),
+    ...         Hit(7, "Ana: Hi!", 0.7, "episodic", ["turn:9"])]
+    >>> [h.node_id for h in without_retired_turns(Store(), hits)]
+    [6, 7]
 """
 
 from __future__ import annotations
@@ -43,3 +61,20 @@ def turns_over_facts(memory: Any, hits: list[Any], k: int) -> list[Any]:
         if not more:
             return shown
         left_out |= more
+
+
+def without_retired_turns(memory: Any, hits: list[Any]) -> list[Any]:
+    """`hits` less the episodic turns that gave semantic facts, every one of which has been
+    superseded since (`superseded_by` set); a turn that gave no fact stays."""
+    turns = {s for h in hits if h.block == "episodic" for s in h.sources}
+    facts: dict[Any, list[bool]] = {}
+    for _, data in memory.graph.nodes(data=True):
+        if data.get("block") == "semantic":
+            for s in turns.intersection(data.get("sources") or ()):
+                facts.setdefault(s, []).append(data.get("superseded_by") is not None)
+
+    def retired(h: Any) -> bool:
+        told = [r for s in h.sources for r in facts.get(s, [])]
+        return h.block == "episodic" and bool(told) and all(told)
+
+    return [h for h in hits if not retired(h)]
