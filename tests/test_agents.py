@@ -645,7 +645,7 @@ def test_retired_turns_leaves_out_a_turn_whose_facts_were_superseded_for_a_quest
         def chat(self, messages, **kw):
             return Completion("<recall>\nquery: Ana lives\n</recall>", finish_reason="stop")
 
-    def lines(on: bool, question: str) -> tuple[list[str], object]:
+    def lines(on: str, question: str) -> tuple[list[str], object]:
         agent = make_agent("mags_episodic", RuleReaderRoleLLM(), embedder=HashingEmbedder(),
                            k=6, roles={"ask": Asker(), "write": Writer()},
                            loop={"retired_turns": on, "query_k": 8})
@@ -656,12 +656,21 @@ def test_retired_turns_leaves_out_a_turn_whose_facts_were_superseded_for_a_quest
         return [line["text"] for line in agent.memory_lines(asked)], agent
 
     now = "Where does Ana live?"
-    plain, agent = lines(False, now)
+    plain, agent = lines("off", now)
     assert agent.counts["nodes_superseded"] == 1, "the update replaced Porto"
     assert "Ana: I live in Porto." in plain and "Ana lives in Porto." not in plain
-    shown, agent = lines(True, now)
-    assert "Ana: I live in Porto." not in shown and "Ana: I moved to Lisbon." in shown
-    assert "Ana: Hi again!" in shown  # a turn that gave no fact is not retired
-    assert agent.counts["retired_turns_left_out"] == 1
-    before, _ = lines(True, "Where did Ana live before?")
-    assert "Ana: I live in Porto." in before
+    for way in ("superseded", "updated"):  # the write model's update replaced Porto
+        shown, agent = lines(way, now)
+        assert "Ana: I live in Porto." not in shown and "Ana: I moved to Lisbon." in shown
+        assert "Ana: Hi again!" in shown  # a turn that gave no fact is not retired
+        assert agent.counts["retired_turns_left_out"] == 1
+        before, _ = lines(way, "Where did Ana live before?")
+        assert "Ana: I live in Porto." in before
+    writes["Ana: I moved to Lisbon."] = "add semantic 0.9: Ana lives in Lisbon."
+    by_add, agent = lines("superseded", now)
+    assert agent.counts["nodes_superseded"] == 1  # the memory's detector, on an add
+    assert "Ana: I live in Porto." not in by_add
+    kept, _ = lines("updated", now)
+    assert "Ana: I live in Porto." in kept  # no update from the write model: kept
+    with pytest.raises(MagsError, match="unknown retired_turns"):
+        lines("on", now)

@@ -62,9 +62,10 @@ def main() -> None:
     ap.add_argument("--turn-over-fact", choices=["on", "off"], default=None,
                     help="mags_episodic: a fact whose turn is also shown is left out "
                          "(LoopConfig.turn_over_fact)")
-    ap.add_argument("--retired-turns", choices=["on", "off"], default=None,
-                    help="mags_episodic: a turn whose facts were all superseded is left out for "
-                         "a question about now (LoopConfig.retired_turns)")
+    ap.add_argument("--retired-turns", choices=["off", "superseded", "updated"], default=None,
+                    help="mags_episodic: a turn whose facts were all superseded (by anything, or "
+                         "by the write model's update) is left out for a question about now "
+                         "(LoopConfig.retired_turns)")
     ap.add_argument("--grounding-words", choices=["on", "off"], default=None,
                     help="mags: refuse writes sharing no content word with the turn "
                          "(LoopConfig.grounding_words)")
@@ -119,7 +120,7 @@ def main() -> None:
     if args.turn_over_fact is not None:
         loop["turn_over_fact"] = args.turn_over_fact == "on"
     if args.retired_turns is not None:
-        loop["retired_turns"] = args.retired_turns == "on"
+        loop["retired_turns"] = args.retired_turns
     from mags_lib.evaluation.conversation_qa import dialogue_memory
     from mags_lib.memory import MemoryConfig
 

@@ -142,10 +142,11 @@ class LoopConfig:
                 "shown is left out, its place given to the next hit, unless the fact has "
                 "earlier versions (`agents.turn_lines`): the turn says it in the speaker's "
                 "words, where the write model can give it to the wrong person"})
-    retired_turns: bool = field(default=False, metadata={
-        "help": "with keep_turns: a turn every fact written from which has been superseded "
-                "is left out for a question about now, as its facts are (a question about "
-                "the past still sees it; `agents.turn_lines`)"})
+    retired_turns: str = field(default="off", metadata={
+        "help": "with keep_turns, for a question about now (not about the past): 'superseded' "
+                "leaves out a turn every fact written from which has been superseded, as its "
+                "facts are; 'updated' only where the write model's own `update` superseded "
+                "them (not the memory's detector on an add); 'off' (`agents.turn_lines`)"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -162,6 +163,9 @@ class LoopConfig:
         if self.merge not in MERGES:
             raise MagsError(f"LoopConfig: unknown merge {self.merge!r}",
                             f"use one of {', '.join(MERGES)}")
+        if self.retired_turns not in RETIRED_TURNS:
+            raise MagsError(f"LoopConfig: unknown retired_turns {self.retired_turns!r}",
+                            f"use one of {', '.join(RETIRED_TURNS)}")
         if self.past_lines not in PAST_LINES:
             raise MagsError(f"LoopConfig: unknown past_lines {self.past_lines!r}",
                             f"use one of {', '.join(PAST_LINES)}")
@@ -177,6 +181,7 @@ class LoopConfig:
 
 
 CONTEXTS = ("hits", "consolidated")
+RETIRED_TURNS = ("off", "superseded", "updated")
 MERGES = ("score", "rrf", "interleave")
 
 
@@ -283,6 +288,7 @@ class MagsLoopAgent(MemoryAgent):
         self.routes: list[tuple[int, str, tuple[str, ...]]] = []
         self.when: dict[str, str] = {}
         self.speakers: set[str] = set()  # who has spoken so far (grounding)
+        self.updated_away: set[int] = set()  # facts superseded by the write model's `update`
 
     def reset(self, seed: int) -> None:
         super().reset(seed)
@@ -291,6 +297,7 @@ class MagsLoopAgent(MemoryAgent):
         self.last_write = self.last_ask = None
         self.when = {}  # source -> the day the task dated it with
         self.speakers = set()
+        self.updated_away = set()
 
     # ----- every turn -------------------------------------------------------------------
     def observe(self, obs: Observation, reward: float | None = None,
@@ -363,6 +370,8 @@ class MagsLoopAgent(MemoryAgent):
         timing["apply_step"] = time.perf_counter() - t2
         self.counts["nodes_added"] += len(report.added)
         self.counts["nodes_superseded"] += len(report.superseded)
+        if any(isinstance(a, EngramUpdate) for a in actions):
+            self.updated_away.update(old for _, old in report.superseded)
         self.counts["actions_skipped"] += len(report.skipped)
         self.last_write["applied"] = {"added": report.added, "merged": report.merged,
                                       "superseded": report.superseded,
@@ -435,13 +444,16 @@ class MagsLoopAgent(MemoryAgent):
         where `earlier` (`history_lines.earlier_only`), dated where the task dates its turns."""
         k = self.config.k
         over = self.loop.turn_over_fact and self.loop.keep_turns
-        retire = self.loop.retired_turns and self.loop.keep_turns and not (depth or earlier)
+        retire = (self.loop.retired_turns != "off" and self.loop.keep_turns
+                  and not (depth or earlier))
         hits = merged_hits(self.memory, queries, self.loop.query_k,
                            2 * k if over or retire else k, merge=self.loop.merge)
         if retire:
             from mags_lib.agents.turn_lines import without_retired_turns
 
-            kept = without_retired_turns(self.memory, hits)
+            kept = without_retired_turns(
+                self.memory, hits,
+                self.updated_away if self.loop.retired_turns == "updated" else None)
             self.counts["retired_turns_left_out"] += sum(
                 h not in kept for h in hits[:k])
             hits = kept

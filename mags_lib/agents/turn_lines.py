@@ -27,7 +27,9 @@ history (what it replaced) is what a turn cannot show.
 `retired_turns` (`LoopConfig.retired_turns`): a turn every fact written from which has since
 been superseded says what is no longer true ("Ana: I live in Porto." once Ana moved). Its facts
 are not recalled for a question about now, so it is left out too; a question about the past
-still sees it.
+still sees it. 'updated' counts only the facts that the write model's own `update` replaced:
+on LoCoMo the memory's detector supersedes facts on plain adds, and the turns it retired were
+events that stay true ("my wife and I just left for our European vacation").
 
     >>> import networkx as nx
     >>> class Store:
@@ -39,10 +41,13 @@ still sees it.
     ...         Hit(7, "Ana: Hi!", 0.7, "episodic", ["turn:9"])]
     >>> [h.node_id for h in without_retired_turns(Store(), hits)]
     [6, 7]
+    >>> [h.node_id for h in without_retired_turns(Store(), hits, retired=set())]  # none updated
+    [5, 6, 7]
 """
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any
 
 
@@ -63,15 +68,19 @@ def turns_over_facts(memory: Any, hits: list[Any], k: int) -> list[Any]:
         left_out |= more
 
 
-def without_retired_turns(memory: Any, hits: list[Any]) -> list[Any]:
+def without_retired_turns(memory: Any, hits: list[Any],
+                          retired: Container[int] | None = None) -> list[Any]:
     """`hits` less the episodic turns that gave semantic facts, every one of which has been
-    superseded since (`superseded_by` set); a turn that gave no fact stays."""
+    superseded since (`superseded_by` set; with `retired`, only those facts count as retired
+    whose ids it holds); a turn that gave no fact stays."""
     turns = {s for h in hits if h.block == "episodic" for s in h.sources}
     facts: dict[Any, list[bool]] = {}
-    for _, data in memory.graph.nodes(data=True):
+    for node, data in memory.graph.nodes(data=True):
         if data.get("block") == "semantic":
+            gone = data.get("superseded_by") is not None and (retired is None
+                                                              or node in retired)
             for s in turns.intersection(data.get("sources") or ()):
-                facts.setdefault(s, []).append(data.get("superseded_by") is not None)
+                facts.setdefault(s, []).append(gone)
 
     def retired(h: Any) -> bool:
         told = [r for s in h.sources for r in facts.get(s, [])]
