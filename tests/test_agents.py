@@ -579,15 +579,11 @@ def test_grounding_words_refuses_a_fact_written_for_a_turn_that_states_none():
                              "Yara is wearing a smartwatch."}
 
 
-def test_turn_over_fact_shows_the_turn_in_place_of_an_unchanged_fact_written_from_it():
-    """`turn_over_fact`: a fact whose source turn is among the lines shown gives its place to
-    the next hit (the turn says it in the speaker's words; the writer gave John's Spanish to
-    Tim). That a changed fact stays is `agents.turn_lines`'s doctest."""
+def _episodic_lines(writes: dict[str, str], turns: list[str], query: str, question: str,
+                    k: int, **loop) -> tuple[list[str], object]:
+    """`mags_episodic` whose write model writes `writes[turn]` for each turn (nothing for the
+    others) and whose ask model asks `query`: the lines it shows for `question`, and the agent."""
     from mags_lib.llm import Completion
-
-    writes = {"John: I'm learning Spanish.": "add semantic 0.9: Tim is learning Spanish.",
-              "Tim: I live in Boston.": "add semantic 0.9: Tim lives in Boston.",
-              "Tim: I moved to Denver.": "update semantic 0.9: Tim lives in Denver."}
 
     class Writer:
         name = "writer"
@@ -601,18 +597,29 @@ def test_turn_over_fact_shows_the_turn_in_place_of_an_unchanged_fact_written_fro
         name = "asker"
 
         def chat(self, messages, **kw):
-            return Completion("<recall>\nquery: Tim learning language\n</recall>",
-                              finish_reason="stop")
+            return Completion(f"<recall>\nquery: {query}\n</recall>", finish_reason="stop")
+
+    agent = make_agent("mags_episodic", RuleReaderRoleLLM(), embedder=HashingEmbedder(), k=k,
+                       roles={"ask": Asker(), "write": Writer()}, loop={"query_k": 8, **loop})
+    agent.reset(0)
+    for turn, text in enumerate(turns):
+        agent.observe(Observation(text, (), turn=turn, kind="information"))
+    asked = Observation(question, (), turn=len(turns), kind="question")
+    return [line["text"] for line in agent.memory_lines(asked)], agent
+
+
+def test_turn_over_fact_shows_the_turn_in_place_of_an_unchanged_fact_written_from_it():
+    """`turn_over_fact`: a fact whose source turn is among the lines shown gives its place to
+    the next hit (the turn says it in the speaker's words; the writer gave John's Spanish to
+    Tim). That a changed fact stays is `agents.turn_lines`'s doctest."""
+    writes = {"John: I'm learning Spanish.": "add semantic 0.9: Tim is learning Spanish.",
+              "Tim: I live in Boston.": "add semantic 0.9: Tim lives in Boston.",
+              "Tim: I moved to Denver.": "update semantic 0.9: Tim lives in Denver."}
 
     def lines(on: bool) -> tuple[list[str], object]:
-        agent = make_agent("mags_episodic", RuleReaderRoleLLM(), embedder=HashingEmbedder(),
-                           k=4, roles={"ask": Asker(), "write": Writer()},
-                           loop={"turn_over_fact": on, "query_k": 8})
-        agent.reset(0)
-        for turn, text in enumerate([*writes, "Tim: I'm learning German now."]):
-            agent.observe(Observation(text, (), turn=turn, kind="information"))
-        asked = Observation("Which language is Tim learning?", (), turn=9, kind="question")
-        return [line["text"] for line in agent.memory_lines(asked)], agent
+        return _episodic_lines(writes, [*writes, "Tim: I'm learning German now."],
+                               "Tim learning language", "Which language is Tim learning?", 4,
+                               turn_over_fact=on)
 
     plain, _ = lines(False)
     shown, agent = lines(True)
@@ -626,34 +633,12 @@ def test_retired_turns_leaves_out_a_turn_whose_facts_were_superseded_for_a_quest
     """`retired_turns`: once "Ana lives in Lisbon." supersedes "Ana lives in Porto.", the turn
     that said Porto is left out of the lines for "Where does Ana live?" (its fact is not
     recalled either), and still shown for "Where did Ana live before?"."""
-    from mags_lib.llm import Completion
-
     writes = {"Ana: I live in Porto.": "add semantic 0.9: Ana lives in Porto.",
               "Ana: I moved to Lisbon.": "update semantic 0.9: Ana lives in Lisbon."}
 
-    class Writer:
-        name = "writer"
-
-        def chat(self, messages, **kw):
-            said = [w for t, w in writes.items() if f"Observation: {t}" in messages[-1]["content"]]
-            return Completion("<engram>\n" + "".join(f"{w}\n" for w in said) + "</engram>",
-                              finish_reason="stop")
-
-    class Asker:
-        name = "asker"
-
-        def chat(self, messages, **kw):
-            return Completion("<recall>\nquery: Ana lives\n</recall>", finish_reason="stop")
-
     def lines(on: str, question: str) -> tuple[list[str], object]:
-        agent = make_agent("mags_episodic", RuleReaderRoleLLM(), embedder=HashingEmbedder(),
-                           k=6, roles={"ask": Asker(), "write": Writer()},
-                           loop={"retired_turns": on, "query_k": 8})
-        agent.reset(0)
-        for turn, text in enumerate([*writes, "Ana: Hi again!"]):
-            agent.observe(Observation(text, (), turn=turn, kind="information"))
-        asked = Observation(question, (), turn=9, kind="question")
-        return [line["text"] for line in agent.memory_lines(asked)], agent
+        return _episodic_lines(writes, [*writes, "Ana: Hi again!"], "Ana lives", question, 6,
+                               retired_turns=on)
 
     now = "Where does Ana live?"
     plain, agent = lines("off", now)
