@@ -82,8 +82,8 @@ def without_retired_turns(memory: Any, hits: list[Any],
             for s in turns.intersection(data.get("sources") or ()):
                 facts.setdefault(s, []).append(gone)
 
-    def retired(h: Any) -> bool:
-        told = [r for s in h.sources for r in facts.get(s, [])]
+    def is_retired(h: Any) -> bool:
+        told = [gone for s in h.sources for gone in facts.get(s, [])]
         return h.block == "episodic" and bool(told) and all(told)
 
-    return [h for h in hits if not retired(h)]
+    return [h for h in hits if not is_retired(h)]
