@@ -370,8 +370,8 @@ class MagsLoopAgent(MemoryAgent):
         timing["apply_step"] = time.perf_counter() - t2
         self.counts["nodes_added"] += len(report.added)
         self.counts["nodes_superseded"] += len(report.superseded)
-        if any(isinstance(a, EngramUpdate) for a in actions):
-            self.updated_away.update(old for _, old in report.superseded)
+        if any(isinstance(a, EngramUpdate) for a in actions):  # the block's supersessions,
+            self.updated_away.update(old for _, old in report.superseded)  # all of them
         self.counts["actions_skipped"] += len(report.skipped)
         self.last_write["applied"] = {"added": report.added, "merged": report.merged,
                                       "superseded": report.superseded,
@@ -454,8 +454,8 @@ class MagsLoopAgent(MemoryAgent):
             kept = without_retired_turns(
                 self.memory, hits,
                 self.updated_away if self.loop.retired_turns == "updated" else None)
-            self.counts["retired_turns_left_out"] += sum(
-                h not in kept for h in hits[:k])
+            ids = {h.node_id for h in kept}
+            self.counts["retired_turns_left_out"] += sum(h.node_id not in ids for h in hits[:k])
             hits = kept
         if over:
             from mags_lib.agents.turn_lines import turns_over_facts
