@@ -87,6 +87,24 @@ def test_the_reader_is_named_and_auto_falls_back_to_the_base_model(tmp_path, mon
     assert text.startswith("Every agent answers with the embedded base model")
 
 
+def test_the_model_files_are_named_by_content():
+    """Two trainings of one recipe export files of one name; a result names which it read."""
+    from mags_lib.evaluation.conversation_study import model_ids
+
+    class Named:
+        def __init__(self, name):
+            self.name = name
+
+    ids = model_ids(Named("llamacpp:answer-grpo-q8_0.gguf:288e8af82c808132"),
+                    {"write": Named("llamacpp:write-grpo-q8_0.gguf:b979339cb3bd4d82"),
+                     "prompted": None})
+    assert ids == {"reader": "llamacpp:answer-grpo-q8_0.gguf:288e8af82c808132",
+                   "write": "llamacpp:write-grpo-q8_0.gguf:b979339cb3bd4d82"}
+    text = study_markdown({"models": ids})
+    assert "write `write-grpo-q8_0.gguf:b979339cb3bd4d82`" in text
+    assert "Model files" not in study_markdown({"reader": "the embedded base model"})
+
+
 def test_prompted_baselines_write_with_the_base_model_not_the_trained_reader(monkeypatch):
     import mags_lib.llm
     from mags_lib.evaluation.conversation_study import prompted_role

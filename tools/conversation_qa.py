@@ -78,7 +78,12 @@ def main() -> None:
     from mags_lib.embed import MemoEmbedder, default_embedder
     from mags_lib.errors import MagsError
     from mags_lib.evaluation.conversation_qa import ConversationEvalConfig, run_conversation_eval
-    from mags_lib.evaluation.conversation_study import prompted_role, reader_model, role_models
+    from mags_lib.evaluation.conversation_study import (
+        model_ids,
+        prompted_role,
+        reader_model,
+        role_models,
+    )
     from mags_lib.llm import load_llm
     from mags_lib.tasks.registry import get_task
 
@@ -142,6 +147,7 @@ def main() -> None:
                                 roles={**roles, **prompted_role(args.agents, reader, llm)},
                                 progress=lambda s: print(s, file=sys.stderr, flush=True))
     out["source"], out["split"], out["reader"] = args.task, args.split, reader_note
+    out["models"] = model_ids(llm, roles)
     out["memory"] = memory
     if args.judge and args.task == "persona":
         from mags_lib.evaluation.role_judge import judge_roles, judged_text

@@ -110,6 +110,21 @@ def role_models(models: dict[str, str]) -> tuple[dict[str, Any], str | None]:
     return roles, None
 
 
+def model_ids(reader: Any, roles: dict[str, Any]) -> dict[str, str]:
+    """Which model produced a result, by name and content: {"reader": ..., role: ...}, each
+    the backend's name (a GGUF's carries its sha256 prefix, `llm/llamacpp.py`), so that a table
+    says which training draw it came from (two trainings of one recipe on two machines give two
+    files and different numbers).
+
+    >>> class M: name = "llamacpp:write-grpo-q8_0.gguf:b979339cb3bd4d82"
+    >>> model_ids(M(), {"write": M(), "prompted": None})
+    {'reader': 'llamacpp:write-grpo-q8_0.gguf:b979339cb3bd4d82', 'write': 'llamacpp:write-grpo-q8_0.gguf:b979339cb3bd4d82'}
+    """
+    out = {"reader": str(getattr(reader, "name", reader))}
+    out.update({role: str(getattr(m, "name", m)) for role, m in roles.items() if m is not None})
+    return out
+
+
 def prompted_role(agents: list[str], reader: str, llm: Any) -> dict[str, Any]:
     """{"prompted": the embedded base model} where a prompted baseline (`mem0`,
     `mags_prompted`) is among `agents`, else {}. They are the base model prompted with examples,
@@ -226,7 +241,8 @@ def run_conversation_study(cfg: ConversationStudyConfig,
     roles = {**roles, **prompted_role([*agents, *locomo_agents], reader, llm)}
     qa_cfg = ConversationEvalConfig(agents=agents, k=run.k, memory=dict(run.memory),
                                     max_questions=run.persona_questions)
-    result: dict[str, Any] = {"config": asdict(run), "reader": reader_note, "persona": {
+    result: dict[str, Any] = {"config": asdict(run), "reader": reader_note,
+                              "models": model_ids(llm, roles), "persona": {
         "split": run.persona_split, "conversations": len(personas),
         "evidence": evidence_summary(personas, embedder, run.memory),
         "supersession": supersession_summary(personas, embedder),
@@ -277,6 +293,10 @@ def study_markdown(result: dict[str, Any]) -> str:
     from mags_lib.evaluation.failure_stages import stages_markdown
 
     out = [f"Every agent answers with {result['reader']}."] if result.get("reader") else []
+    if result.get("models"):  # results saved before 2026-12-01 do not name them
+        out.append("Model files (name and sha256 prefix): " + ", ".join(
+            f"{role} `{name.split(':', 1)[-1]}`" for role, name in result["models"].items())
+            + ".")
     for source in ("persona", "locomo"):
         part = result.get(source)
         if not part:
