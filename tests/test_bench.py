@@ -78,11 +78,8 @@ def test_parser_bench_shapes_have_their_size():
 
 
 def test_agent_bench_summaries_and_targets():
-    import doctest
-
     from mags_lib.bench import agent_bench
 
-    assert doctest.testmod(agent_bench).failed == 0
     marks = [{"turn_s": {"p50_s": 0.5}, "prompt_tokens_per_turn": 100.0},
              {"turn_s": {"p50_s": 0.6}, "prompt_tokens_per_turn": 110.0}]
     full = [{"turn_s": {"p50_s": 0.3}, "prompt_tokens_per_turn": 50.0},

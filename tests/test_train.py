@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 import warnings
 from dataclasses import asdict, replace
@@ -11,7 +10,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mags_lib import checkpoints as selection
 from mags_lib.agents import router
 from mags_lib.errors import MagsError
 from mags_lib.objectives import data, rewards
@@ -119,13 +117,6 @@ def test_to_dataset_has_one_schema_for_mixed_tasks():
 
 
 # ----- rewards -----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("module", [rewards, router, backend, selection, roles, mining, compare,
-                                    sft_loss])
-def test_docstring_examples_run(module):
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_every_reward_takes_strings_and_message_lists_alike():

@@ -352,10 +352,3 @@ def test_train_role_smoke_end_to_end_on_tiny_rows(tmp_path):
         assert judged["accuracy"] == judged["hit_at"][k], stage
 
 
-def test_docstring_examples_run():
-    import doctest
-
-    from mags_lib.train import roles
-
-    result = doctest.testmod(roles)
-    assert result.attempted > 0 and result.failed == 0
