@@ -282,6 +282,21 @@ TRAIN_SMALL_TALK = (
     "The neighbours were loud last night.", "I went for a short walk.",
     "There was a lovely sunset today.", "I'm in a good mood today.",
     "I forgot my umbrella today.", "We ordered pizza tonight.",
+    # Added 2026-11-30 (noon) after the development errors "Hey, it's me." and "I have been
+    # reading a mystery novel." stored as facts: more openers that only announce the speaker,
+    # and passing activities and moods of the moment, which are not facts about the person.
+    "Hey, just me checking in.", "Yo, I'm back.", "Hello, hello!",
+    "It's me, your favourite user.", "Hi! Me once more.", "Knock knock, it's me.",
+    "Hey, sorry for the late reply.", "Good morning to you!", "Evening! Hope you're well.",
+    "I have been watching a cooking show lately.", "I've been doing a crossword puzzle.",
+    "I have been listening to an old album today.", "I was flipping through a magazine.",
+    "I've been scrolling through the news all morning.", "I'm halfway through a long podcast.",
+    "I have been baking cookies this afternoon.", "I was playing a board game with friends.",
+    "I have been tidying my desk.", "I just finished a jigsaw puzzle.",
+    "I'm a bit tired today.", "I feel like having ice cream.", "I'm bored, to be honest.",
+    "The bus was late again.", "My tea went cold.", "It snowed a little this morning.",
+    "I saw a funny video earlier.", "There's a street fair outside.",
+    "Hmm, let me think.", "Okay, cool.", "Interesting, tell me more.",
 )
 TRAIN_REPEAT = ("As I told you before, {s}.", "Same as last time, {s}.",
                 "Nothing new there: {s}.", "Still the same, {s}.", "I think I said this: {s}.",

@@ -65,11 +65,11 @@ class SynthConfig:
     assistant_turn_share: float = field(default=0.1, metadata={
         "help": "persona write rows: share of the assistant's replies ('Thanks, noted.') kept "
                 "as nothing-to-store rows"})
-    no_fact_twin_share: float = field(default=0.5, metadata={
+    no_fact_twin_share: float = field(default=1.0, metadata={
         "help": "persona training write rows: share of the user's turns without a fact that "
                 "also give a twin row reworded from the training-only small-talk and repeat "
                 "banks (persona_phrases.TRAIN_SMALL_TALK / TRAIN_REPEAT), nothing to store"})
-    conversation_none_share: float = field(default=0.5, metadata={
+    conversation_none_share: float = field(default=0.55, metadata={
         "help": "conversation write rows: at most this share of 'nothing to store' rows (about "
                 "half of a person's turns carry no fact; max_none_share is the game's)"})
     open_answer_lines: dict[str, int] = field(
@@ -114,13 +114,13 @@ class SynthConfig:
     open_answer_chars: int = field(default=80, metadata={
         "help": "conversation answer rows: gold answers longer than this are skipped "
                 "(long_answer); the evaluation asks for an answer in a few words"})
-    write_facts_first: list[str] = field(default_factory=list, metadata={
+    write_facts_first: list[str] = field(default_factory=lambda: ["locomo"], metadata={
         "help": "conversation sources ('persona', 'locomo') whose training write rows with a "
                 "fact to store go to the head of the pool before the caps, so that every one "
                 "that verifies is kept (LoCoMo: 136 in the pool, 68 kept by the plain mix); "
                 "[] = the plain shuffled mix"})
     max_conversation_rows: dict[str, int] = field(
-        default_factory=lambda: {"ask": 700, "write": 1300, "answer": 1000}, metadata={
+        default_factory=lambda: {"ask": 700, "write": 1600, "answer": 1000}, metadata={
             "help": "training rows per task from conversations at most, on top of max_rows "
                     "(val: max_eval_rows; with earlier_question_twins 1, answer 1,170 keeps the "
                     "other rows' number: the twins grow the pool 2,129 -> 2,494)"})

@@ -30,7 +30,7 @@
 # %% tags=["parameters"]
 SMOKE = False  # True: a one-minute run of the same code (sizes shrunk)
 SEED = 0
-WRITE_SFT_STEPS = 512  # one pass over the mix at batch 8 (~5 s a step); 240 left the loss falling
+WRITE_SFT_STEPS = 550  # one pass over the mix at batch 8 (~5 s a step); 240 left the loss falling
 WRITE_GRPO_STEPS = 10  # ~10 s a step (4 completions of up to 48 tokens)
 WRITE_DECISION_WEIGHT = 10.0  # op token's SFT loss weight; at 1 the op is the seed's prior
 WRITE_SOURCE_REPEATS = {"game": 2}  # the game's write rows seen twice ({}: the plain mix; a trade)
