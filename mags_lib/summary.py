@@ -388,10 +388,29 @@ def test_headline(root: Path) -> str | None:
            for e in (entries.values() if "value" not in entries else [entries])]
     met += list(((m.get("targets") or {}).get("game") or {}).get("met", {}).values())
     judged = [x for x in met if x is not None]
+    files = _model_hashes(m.get("models") or {})
     return (f"{TEST_LEAD} (notebook 13, the frozen configuration scored once"
-            f"{', SMOKE run' if m.get('smoke') else ''}; {m.get('reader', '')}): "
+            f"{', SMOKE run' if m.get('smoke') else ''}; {m.get('reader', '')}"
+            f"{f'; model files by sha256 prefix: {files}' if files else ''}): "
             + "; ".join(parts) + f". Targets met: {sum(bool(x) for x in judged)} of "
             f"{len(judged)} (`reports/RESULTS.md`).")
+
+
+def _model_hashes(models: dict[str, str]) -> str:
+    """'reader 288e8af8, ask c543002c, write 866ada74' from a result's `models` (backend names,
+    `conversation_study.model_ids`; a GGUF's ends in its sha256 prefix): two trainings of one
+    recipe give different files and numbers, so the README says which draw it shows. Names
+    without a hash (another backend) are left out.
+
+    >>> _model_hashes({"reader": "llamacpp:answer.gguf:288e8af8aa:fa", "ask": "openai:gpt"})
+    'reader 288e8af8'
+    """
+    out = []
+    for role, name in models.items():
+        parts = str(name).split(":")  # llamacpp:<file>:<digest>[:fa]
+        if parts[0] == "llamacpp" and len(parts) >= 3 and len(parts[2]) >= 8:
+            out.append(f"{role} {parts[2][:8]}")
+    return ", ".join(out)
 
 
 TRANSFER_LEAD = "Transfer matrix"

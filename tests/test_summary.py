@@ -457,6 +457,12 @@ def test_the_test_splits_reach_the_report_and_the_readme_block_with_their_target
     line = test_headline(tmp_path)
     assert "`mags_scripted` (upper bound) 0.950 / 0.940" in line
     assert "persona test (6 conversations): `mem0` F1 0.300" in line
+    assert "sha256" not in line  # results saved before the files were named
+    m["models"] = {"reader": "llamacpp:answer-grpo-q8_0.gguf:288e8af8c0ffee00",
+                   "write": "llamacpp:write-grpo-q8_0.gguf:866ada74c0ffee00"}
+    (tmp_path / "13_test_splits" / "metrics.json").write_text(json.dumps(m))
+    assert "model files by sha256 prefix: reader 288e8af8, write 866ada74)" in test_headline(
+        tmp_path)
     # judged: 4 locomo/persona targets met of 5 with numbers (no full_context), write not met,
     # the game's two not met
     assert line.endswith("Targets met: 3 of 8 (`reports/RESULTS.md`).")
