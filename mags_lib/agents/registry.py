@@ -63,7 +63,10 @@ beside the ask model's queries (LoopConfig.keep_turns, recall_observation). Ever
 recalls the observation beside the ask model's queries; all but `mags_episodic` refuse a
 written fact that shares no content word with its turn (LoopConfig.grounding_words): on the
 development sets (2026-11-30) both raised `mags` on the personas, the game and LoCoMo's conv-43,
-and grounding_words lowered `mags_episodic` on the personas and LoCoMo."""
+and grounding_words lowered `mags_episodic` on the personas and LoCoMo. `mags_episodic` also
+leaves out, for a question about now, a turn whose facts the write model's own `update` has all
+superseded (LoopConfig.retired_turns 'updated'; rules R1c and R4 of 2026-12-01: stale answers
+10 -> 3 of 48 on the development personas, conv-43 unchanged)."""
 LOOP_AGENTS: tuple[str, ...] = (*TRAINED_LOOP_AGENTS, "mags_prompted")
 PROMPTED_AGENTS: tuple[str, ...] = ("mem0", "mags_prompted")
 """Agents whose memory the untrained base model writes, prompted with examples: callers pass
@@ -144,6 +147,8 @@ def loop_settings(name: str, loop: dict[str, Any] | None = None) -> dict[str, An
 
     >>> loop_settings("mags_episodic", {"query_k": 10})["keep_turns"]
     True
+    >>> loop_settings("mags_episodic")["retired_turns"], "retired_turns" in loop_settings("mags")
+    ('updated', False)
     """
     out = dict(loop or {})
     if name == "mags_prompted":
@@ -157,6 +162,7 @@ def loop_settings(name: str, loop: dict[str, Any] | None = None) -> dict[str, An
         out.setdefault("writer", "verbatim")
     if name == "mags_episodic":
         out.setdefault("keep_turns", True)
+        out.setdefault("retired_turns", "updated")
     else:  # mags and its variants: chosen on the development sets (docs/design.md)
         out.setdefault("grounding_words", True)
     out.setdefault("recall_observation", True)
