@@ -608,7 +608,7 @@ def _speed_line(root: Path) -> str:
         parts.append(f"on {conv.get('conversation')} {_f(turn['value'], 2)} s a turn and "
                      f"{_f(question['value'], 2)} s a question (≤ {turn['limit_s']} / "
                      f"{question['limit_s']} s: {_f(turn.get('met'))} / {_f(question.get('met'))})")
-    return "Speed: " + "; ".join(parts) + "." if parts else ""
+    return f"{SPEED_LEAD} " + "; ".join(parts) + "." if parts else ""
 
 
 def _chat_line(root: Path) -> str:
@@ -619,7 +619,7 @@ def _chat_line(root: Path) -> str:
     if not s.get("n_current"):
         return ""
     n = len(report.get("conversations") or [])
-    return (f"The chat across restarts ({n} test personas told to `python -m mags_lib chat` a "
+    return (f"{CHAT_LEAD} ({n} test personas told to `python -m mags_lib chat` a "
             "session at a time, closed and reopened between sessions; `apps/chat_study.py`): "
             f"current value {_f(s.get('current_accuracy'))} of {s['n_current']} questions "
             f"({_f(changed.get('current_accuracy'))} of the {changed.get('n_current')} whose "
@@ -635,6 +635,17 @@ def headline_lines(root: Path) -> list[tuple[str, str | None]]:
     makers = (conversations_headline, test_headline, transfer_headline,
               conversation_mechanisms_headline)
     return [(lead, make(root)) for lead, make in zip(HEADLINE_LEADS, makers, strict=True)]
+
+
+SPEED_LEAD, CHAT_LEAD = "Speed:", "The chat across restarts"
+
+
+def kept_block_lines(root: Path) -> list[tuple[str, str | None]]:
+    """(lead, line or None) of the lines that `update_readme` regenerates in a kept block (no
+    notebook 06 results here): the speed and chat lines and `headline_lines`, so that a
+    benchmark or a chat study rerun alone still reaches the README."""
+    return [(SPEED_LEAD, _speed_line(root) or None), (CHAT_LEAD, _chat_line(root) or None),
+            *headline_lines(root)]
 
 
 def readme_headline(root: Path) -> str:
@@ -706,13 +717,14 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
     old, tail = rest.split(README_END, 1)
     body = readme_headline(root)
     if keep and _is_missing(body) and "|" in old:  # no notebook 06 here: the old block stays,
-        lines = old.strip("\n").split("\n")      # with notebooks 12's and 13's lines updated
-        for lead, line in headline_lines(root):
+        lines = old.strip("\n").split("\n")      # with the lines whose results are here updated
+        for lead, line in kept_block_lines(root):
             if not line:
                 continue
             at = next((i for i, ln in enumerate(lines) if ln.startswith(lead)), None)
-            if at is not None:  # the old line and the blank line after it
-                del lines[at:at + 2 if at + 1 < len(lines) and not lines[at + 1] else at + 1]
+            if at is not None:  # replaced where it stood
+                lines[at] = line
+                continue
             at = next((i for i, ln in enumerate(lines) if ln.startswith(REPORT_POINTER)),
                       len(lines))
             lines[at:at] = [line, ""]

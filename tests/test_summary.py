@@ -551,3 +551,25 @@ def test_the_mechanisms_on_conversations_reach_the_report_and_the_readme_block(t
     assert "Intervals that exclude 0: persona mags without contradiction: current 0.700 -> " \
         "0.400; persona mags without contradiction: stale 0.020 -> 0.300." in line
     assert _lines_in_readme_block(tmp_path, "Mechanisms on conversations (notebook 15") == 1
+
+
+def test_a_kept_readme_block_gets_a_rerun_chat_study_in_place(tmp_path):
+    """Where notebook 06's results are missing the old block stays, but a chat study run here
+    replaces its line where it stood (before 2026-12-01 it kept the old numbers)."""
+    from mags_lib.summary import README_END, README_START, update_readme
+
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n" + README_START + "\n| agent | acc |\n|---|---|\n\n"
+                      "The chat across restarts (old): current value 0.100.\n\nlater line\n\n"
+                      "Every table: `reports/RESULTS.md`.\n\n" + README_END + "\n")
+    root = tmp_path / "results"
+    (root / "chat").mkdir(parents=True)
+    (root / "chat" / "chat_restart_test.json").write_text(json.dumps({
+        "conversations": ["a", "b", "c"], "scores": {"current_accuracy": 0.625, "n_current": 24},
+        "changed_facts": {"current_accuracy": 0.765, "n_current": 17}}))
+    for _ in range(2):
+        assert update_readme(readme, root, keep=True)
+    text = readme.read_text()
+    assert "0.100" not in text and text.count("The chat across restarts") == 1
+    assert "current value 0.625 of 24 questions" in text
+    assert text.index("The chat across restarts") < text.index("later line")
