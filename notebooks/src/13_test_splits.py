@@ -34,8 +34,8 @@ AGENTS = ["bare", "full_context", "static_rag", "mem0", "mags", "mags_episodic",
           "gold_writes"]  # persona set
 LOCOMO_CONVERSATIONS = 5  # the whole test split
 LOCOMO_QUESTIONS = 20  # per conversation, a seeded sample (2 cores: ~6 min a conversation for
-LOCOMO_AGENTS = ["bare", "full_context", "static_rag", "mags_episodic",  # an agent that writes)
-                 "gold_writes"]
+LOCOMO_AGENTS = ["bare", "full_context", "static_rag", "mags", "mags_episodic",  # an agent
+                 "gold_writes"]  # that writes; `mags` since 2026-12-01: its targets name it)
 MAGS_AGENTS = ["mags", "mags_episodic"]  # the targets are judged for these (never a bound)
 MODELS = {"ask": "auto", "write": "auto"}
 ANSWER_LLM = "auto"
