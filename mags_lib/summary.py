@@ -30,6 +30,30 @@ def _load(path: Path) -> Any | None:
         return None
 
 
+def _load_run(root: Path, folder: str) -> dict | None:
+    """A notebook's metrics.json; where that run is partial (stopped, or still running) and the
+    last complete run was kept beside it (`manifest.PartialRun`), the kept one, marked
+    `shown_kept_run` so the section says so."""
+    from mags_lib.manifest import LAST_COMPLETE, is_partial
+
+    m = _load(root / folder / "metrics.json")
+    if not is_partial(m):
+        return m
+    kept = _load(root / folder / LAST_COMPLETE / "metrics.json")
+    return {**kept, "shown_kept_run": True} if isinstance(kept, dict) else m
+
+
+def _run_note(m: dict, number: str) -> list[str]:
+    """The lines a section opens with: SMOKE, and which run of a partly rerun notebook."""
+    out = ["_SMOKE run_"] if m.get("smoke") else []
+    if m.get("shown_kept_run"):
+        out.append(f"_The last complete run of notebook {number}; a later run stopped partway "
+                   f"(its parts are in `metrics.json`, this run in `last_complete/`)._")
+    elif m.get("partial"):
+        out.append(f"_A partial run: notebook {number} stopped before its last part._")
+    return out
+
+
 def _f(x: Any, digits: int = 3, signed: bool = False) -> str:
     if x is None:
         return "–"
@@ -320,12 +344,12 @@ def test_splits_section(root: Path) -> str:
     from mags_lib.evaluation.conversation_targets import targets_markdown
     from mags_lib.evaluation.headline import headline_markdown
 
-    m = _load(root / "13_test_splits" / "metrics.json")
+    m = _load_run(root, "13_test_splits")
     if not m or not m.get("game"):
         return _missing("notebook 13 results", "python -m mags_lib.pipeline --only 13")
     game, targets = m["game"], m.get("targets") or {}
     gt = targets.get("game") or {}
-    out = ["_SMOKE run_"] if m.get("smoke") else []
+    out = _run_note(m, "13")
     out += [f"The game's test bank (oracle − bare {_f(game.get('oracle_vs_bare_gap'), signed=True)}"
             f", evaluation valid: {game.get('evaluation_valid')}):", "",
             headline_markdown(game["headline"]), "",
@@ -367,7 +391,7 @@ def _beaten(qa: dict) -> str:
 
 def test_headline(root: Path) -> str | None:
     """The README's line on the test splits: the MAGS agents beside the baselines on each."""
-    m = _load(root / "13_test_splits" / "metrics.json") or {}
+    m = _load_run(root, "13_test_splits") or {}
     if not m.get("game"):
         return None
     rows = {r["agent"]: r for r in m["game"]["headline"]}
@@ -457,17 +481,17 @@ def conversation_mechanisms_section(root: Path) -> str:
     """Notebook 15: the memory's mechanisms switched off one at a time on conversations."""
     from mags_lib.evaluation.conversation_mechanisms import mechanisms_markdown
 
-    m = _load(root / CONV_MECHANISMS / "metrics.json")
+    m = _load_run(root, CONV_MECHANISMS)
     if not m or not (m.get("persona") or m.get("missing")):
         return _missing("notebook 15 results", "python -m mags_lib.pipeline --only 15")
-    return ("_SMOKE run_\n\n" if m.get("smoke") else "") + mechanisms_markdown(m)
+    return "".join(f"{line}\n\n" for line in _run_note(m, "15")) + mechanisms_markdown(m)
 
 
 def conversation_mechanisms_headline(root: Path) -> str | None:
     """The README's line: each mechanism's paired effect on conversations."""
     from mags_lib.evaluation.conversation_mechanisms import mechanisms_headline
 
-    m = _load(root / CONV_MECHANISMS / "metrics.json") or {}
+    m = _load_run(root, CONV_MECHANISMS) or {}
     line = mechanisms_headline(m) if m.get("persona") else None
     if not line:
         return None

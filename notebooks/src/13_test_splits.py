@@ -76,6 +76,7 @@ out = results_dir(NAME)
 # Notebook 06's closed loop and settings, only the phrasing bank differs.
 
 # %%
+run = PartialRun(NAME, smoke=SMOKE, metrics={"smoke": SMOKE})  # keeps the last complete run
 decision = decision_llm_settings("auto", "completion")
 print(decision["note"])
 game_cfg = EvalConfig(
@@ -95,9 +96,8 @@ print(json.dumps(game_targets, indent=1))
 game_part = {"headline": game_rows, "seconds": game.seconds,
              "oracle_vs_bare_gap": game_summary["oracle_vs_bare_gap"],
              "evaluation_valid": game_summary["evaluation_valid"]}
-run = PartialRun(NAME, config={"game": game_cfg.resolved().to_dict()}, smoke=SMOKE,
-                 metrics={"smoke": SMOKE, "game": game_part, "targets": {"game": game_targets}})
-run.save()  # each part is written as it finishes: LoCoMo's write pass takes an hour on 2 cores
+run.config = {"game": game_cfg.resolved().to_dict()}
+run.save(game=game_part, targets={"game": game_targets})  # each part is saved as it finishes
 
 # %% [markdown]
 # ## 2-3. The persona test set and LoCoMo's test conversations
@@ -129,7 +129,7 @@ run.save(judged=judged)
 targets = {"game": game_targets,
            "conversations": conversation_targets(talk, tuple(MAGS_AGENTS), judged)}
 write_json(out / "targets.json", targets)
-run.save(targets=targets)
+run.finish(targets=targets)
 print("game:", json.dumps(game_targets["met"]))
 display(Markdown(targets_markdown(targets["conversations"])))
 

@@ -72,7 +72,7 @@ display(Markdown(mechanisms_markdown(result)))
 # %%
 separated = separated_effects(result)
 print("\n".join(separated) if separated else "no effect separated from 0")
-run.save(separated=separated)
+run.finish(separated=separated)
 
 # %%
 assert result.get("missing") or all(t["effects"] for t in result["persona"]["ablations"])
