@@ -390,34 +390,60 @@ def _beaten(qa: dict) -> str:
 
 
 def test_headline(root: Path) -> str | None:
-    """The README's line on the test splits: the MAGS agents beside the baselines on each."""
+    """The README's line on the test splits under the side-by-side table (`tasks_table`): which
+    models, the write model alone, the targets met and those missed, and where an agent beats an
+    upper bound."""
+    from mags_lib.evaluation.conversation_qa import bound_breaches
+
     m = _load_run(root, "13_test_splits") or {}
     if not m.get("game"):
         return None
-    rows = {r["agent"]: r for r in m["game"]["headline"]}
-    game = ", ".join(f"`{n}`{' (upper bound)' if n == 'mags_scripted' else ''}"
-                     f"{' (ceiling)' if n == 'oracle' else ''} {_f(r['accuracy'])} / "
-                     f"{_f(r['after_drift'])}" for n, r in rows.items())
-    parts = [f"the game's test bank, accuracy / after drift: {game}"]
-    for source in ("persona", "locomo"):
-        qa = ((m.get(source) or {}).get("qa") or {}).get("summary") or {}
-        if not qa:
-            continue
-        parts.append(f"{source} test ({m[source]['conversations']} conversations): "
-                     + ", ".join(_qa_agent(n, s) for n, s in qa.items()) + _beaten(qa))
+    targets = m.get("targets") or {}
+    judged, missed = [], []
+    for agent, entries in (targets.get("conversations") or {}).items():
+        for name, e in ({agent: entries} if "value" in entries else entries).items():
+            if e.get("met") is not None:
+                judged.append(e["met"])
+                if not e["met"]:
+                    who = "write model" if "value" in entries else f"`{agent}`"
+                    missed.append(f"{who} {name} {_f(e.get('value'))} ({e.get('target')})")
+    judged += [x for x in ((targets.get("game") or {}).get("met") or {}).values() if x is not None]
+    parts = [f"targets met: {sum(bool(x) for x in judged)} of {len(judged)}"
+             + (f"; missed: {', '.join(missed)}" if missed else "")]
     w = (m.get("judged") or {}).get("write")
-    if w:
+    if w and "write_op_accuracy" not in (targets.get("conversations") or {}):
         parts.append(f"write model op accuracy on the persona test turns {_f(w['op_accuracy'])}")
-    met = [e.get("met") for entries in ((m.get("targets") or {}).get("conversations") or {}).values()
-           for e in (entries.values() if "value" not in entries else [entries])]
-    met += list(((m.get("targets") or {}).get("game") or {}).get("met", {}).values())
-    judged = [x for x in met if x is not None]
+    breaches = [f"{source}: {b}" for source in ("persona", "locomo")
+                for b in bound_breaches(((m.get(source) or {}).get("qa") or {}).get("summary")
+                                        or {})]
+    if breaches:
+        parts.append("upper bounds beaten (they bound the writing, not the reading): "
+                     + "; ".join(breaches))
     files = _model_hashes(m.get("models") or {})
-    return (f"{TEST_LEAD} (notebook 13, the frozen configuration scored once"
-            f"{', SMOKE run' if m.get('smoke') else ''}; {m.get('reader', '')}"
-            f"{f'; model files by sha256 prefix: {files}' if files else ''}): "
-            + "; ".join(parts) + f". Targets met: {sum(bool(x) for x in judged)} of "
-            f"{len(judged)} (`reports/RESULTS.md`).")
+    return (f"{TEST_LEAD} (notebook 13{', SMOKE run' if m.get('smoke') else ''}; "
+            f"{m.get('reader', '')}{f'; model files by sha256 prefix: {files}' if files else ''}"
+            "): " + "; ".join(parts) + " (`reports/RESULTS.md`).")
+
+
+TASKS_LEAD = "The tasks side by side"
+
+
+def tasks_table(root: Path) -> str | None:
+    """The README's first table: every agent on the game's test bank, the persona test set and
+    LoCoMo's test conversations (notebook 13), with its lead line; None without notebook 13."""
+    from mags_lib.evaluation.side_by_side import side_by_side_markdown
+
+    m = _load_run(root, "13_test_splits") or {}
+    table = side_by_side_markdown(m) if m.get("game") else ""
+    if not table:
+        return None
+    n = {s: (m.get(s) or {}).get("conversations") for s in ("persona", "locomo")}
+    seeds = max((r.get("n_seeds") or 0) for r in m["game"]["headline"])
+    return (f"{TASKS_LEAD}: the test splits (notebook 13{', SMOKE run' if m.get('smoke') else ''}"
+            f"), scored once with the configuration frozen; the game's test bank of phrasings "
+            f"({seeds} seeds), {n['persona'] or '–'} test personas, {n['locomo'] or '–'} LoCoMo "
+            "test conversations; one answer model; 95% intervals: Wilson over the pooled "
+            "decisions (game), bootstrap over conversations:\n\n" + table)
 
 
 def _model_hashes(models: dict[str, str]) -> str:
@@ -610,6 +636,7 @@ def _name(path: Any) -> str:
 
 
 README_START, README_END = "<!-- summary:start -->", "<!-- summary:end -->"
+GAME_LEAD = "The game in its development phrasings"
 MECHANISMS_LEAD = "Which mechanism pays off where"
 REPORT_POINTER = "Every table"
 
@@ -665,11 +692,11 @@ SPEED_LEAD, CHAT_LEAD = "Speed:", "The chat across restarts"
 
 
 def kept_block_lines(root: Path) -> list[tuple[str, str | None]]:
-    """(lead, line or None) of the lines that `update_readme` regenerates in a kept block (no
-    notebook 06 results here): the speed and chat lines and `headline_lines`, so that a
-    benchmark or a chat study rerun alone still reaches the README."""
-    return [(SPEED_LEAD, _speed_line(root) or None), (CHAT_LEAD, _chat_line(root) or None),
-            *headline_lines(root)]
+    """(lead, text or None) of what `update_readme` regenerates in a kept block (no notebook 06
+    results here): the side-by-side table with its lead, the speed and chat lines and
+    `headline_lines`, so that a benchmark or a chat study rerun alone still reaches the README."""
+    return [(TASKS_LEAD, tasks_table(root)), (SPEED_LEAD, _speed_line(root) or None),
+            (CHAT_LEAD, _chat_line(root) or None), *headline_lines(root)]
 
 
 def readme_headline(root: Path) -> str:
@@ -684,7 +711,10 @@ def readme_headline(root: Path) -> str:
          f"{_f(r['ci_high'])})", f"{_f(r['after_drift'])} ({_f(r['after_drift_ci_low'])}–"
          f"{_f(r['after_drift_ci_high'])})"] for r in rows])
     seeds = max((r.get("n_seeds") or 0) for r in rows)
-    lines = [f"The game in held-out phrasings, {seeds} seeds pooled:", "", table]
+    tasks = tasks_table(root)
+    lines = [tasks, ""] if tasks else []
+    lines += [f"{GAME_LEAD} (notebook 06; held out from training, but they steered choices: a "
+              f"development set), {seeds} seeds pooled:", "", table]
     t = (_load(out / "targets.json") or {}).get("varied")
     if t:
         lines += ["", "Targets: mags after drift − static_rag "
@@ -701,12 +731,12 @@ def readme_headline(root: Path) -> str:
         lines += ["", chat]
     mech = _load(root / "09_mechanisms" / "metrics.json") or {}
     if mech.get("mechanisms"):
-        from mags_lib.evaluation.mechanisms import verdict_markdown
+        from mags_lib.evaluation.mechanisms import verdict_line, verdicts
 
         lines += ["", MECHANISMS_LEAD + " (notebook 09; `mags_scripted`, the upper "
                   "bound, perfect reader; effect = accuracy lost when the mechanism is off, "
-                  f"paired decisions{', SMOKE run' if mech.get('smoke') else ''}):", "",
-                  verdict_markdown(mech["mechanisms"])]
+                  f"paired decisions{', SMOKE run' if mech.get('smoke') else ''}): "
+                  + verdict_line(verdicts(mech["mechanisms"]))]
     for folder in STUDIES:
         objectives = objectives_headline(root, folder)
         if objectives:
@@ -746,12 +776,18 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
             if not line:
                 continue
             at = next((i for i, ln in enumerate(lines) if ln.startswith(lead)), None)
-            if at is not None:  # replaced where it stood
-                lines[at] = line
+            if at is not None:  # replaced where it stood, with the table under it if any
+                end = at + 1
+                if end + 1 < len(lines) and not lines[end] and lines[end + 1].startswith("|"):
+                    end += 1
+                    while end < len(lines) and lines[end].startswith("|"):
+                        end += 1
+                lines[at:end] = line.split("\n")
                 continue
-            at = next((i for i, ln in enumerate(lines) if ln.startswith(REPORT_POINTER)),
-                      len(lines))
-            lines[at:at] = [line, ""]
+            before = (GAME_LEAD, REPORT_POINTER) if lead == TASKS_LEAD else (REPORT_POINTER,)
+            at = next((i for b in before for i, ln in enumerate(lines) if ln.startswith(b)),
+                      len(lines))  # the table leads the block; other lines go before the pointer
+            lines[at:at] = [*line.split("\n"), ""]
         readme.write_text(f"{head}{README_START}\n" + "\n".join(lines) + f"\n\n{README_END}{tail}")
         return True
     if keep and MECHANISMS_LEAD not in body and MECHANISMS_LEAD in old:
@@ -759,7 +795,7 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
         for lead in HEADLINE_LEADS:  # regenerated lines
             if lead in body:
                 kept = "\n".join(ln for ln in kept.split("\n") if not ln.startswith(lead))
-        kept = kept.rstrip()
+        kept = _one_line_verdicts(kept.rstrip())
         if not kept.startswith(MECHANISMS_LEAD + " (kept"):
             kept = kept.replace(MECHANISMS_LEAD, MECHANISMS_LEAD + " (kept from the previous "
                                 "block: this run's results/ has no notebook 09)", 1)
@@ -790,6 +826,19 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
 
 KEPT = "_Kept from the previous report: this run's `results/` lacks it ({why})._"
 KEPT_MARK = "_Kept from the previous report"
+
+
+def _one_line_verdicts(kept: str) -> str:
+    """A kept notebook 09 paragraph whose verdicts are a table (README blocks written before
+    2026-12-01) as the one line `readme_headline` now writes; other text unchanged."""
+    from mags_lib.evaluation.mechanisms import verdict_line, verdicts_from_markdown
+
+    lines = kept.split("\n")
+    at = [i for i, ln in enumerate(lines) if ln.startswith("|")]
+    found = verdicts_from_markdown("\n".join(lines[i] for i in at))
+    if not found or not lines[0].endswith(":"):
+        return kept
+    return "\n".join([f"{lines[0]} {verdict_line(found)}", *lines[at[-1] + 1:]])
 
 
 def _is_missing(body: str) -> bool:

@@ -54,6 +54,23 @@ def test_gold_writes_beat_bare_and_the_summary_says_so():
     assert {r["agent"] for r in out["rows"]} == {"bare", "static_rag", "gold_writes"}
 
 
+def test_the_persona_rates_carry_intervals_over_conversations():
+    from mags_lib.evaluation.conversation_qa import persona_intervals
+
+    convs = [make_persona(s, "train") for s in (2, 3, 4)]
+    cfg = ConversationEvalConfig(agents=["gold_writes"], k=3)
+    out = run_conversation_eval(convs, LastLineReader(), cfg, embedder=HashingEmbedder())
+    s = out["summary"]["gold_writes"]
+    for key in ("current_accuracy", "stale_rate", "earlier_accuracy"):
+        lo, hi = s["persona_ci95"][key]
+        assert lo <= s["persona"][key] <= hi, key
+    qas = {(c.sample_id, i): qa for c in convs for i, qa in enumerate(c.qa)}
+    one = [r for r in out["rows"] if r["conversation"] == convs[0].sample_id]
+    assert persona_intervals(one, qas)["current_accuracy"] == [None, None]  # one conversation
+    wrong = [dict(r, prediction="I don't know") for r in out["rows"]]
+    assert persona_intervals(wrong, qas)["current_accuracy"] == [0.0, 0.0]
+
+
 def test_gold_writes_show_a_question_about_the_past_the_earlier_version():
     conv = make_persona(8, "train")  # "Where did I live before?" and another such question
     cfg = ConversationEvalConfig(agents=["gold_writes"], k=3)

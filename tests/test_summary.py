@@ -188,6 +188,29 @@ def test_a_rerun_of_one_notebook_keeps_the_other_sections_marked_as_kept(tmp_pat
     assert readme.read_text() == block
 
 
+def test_a_kept_mechanism_table_becomes_the_one_line_the_block_now_writes(tmp_path):
+    from mags_lib.summary import MECHANISMS_LEAD, README_END, README_START, update_readme
+
+    _one_headline_row(tmp_path)
+    readme = tmp_path / "README.md"
+    table = ("| mechanism | largest cost when off (regime, 95% CI) | smallest (regime, 95% CI) "
+             "| verdict |\n|---|---|---|---|\n"
+             "| decay | +0.097 (scale, [+0.09, +0.11]) | +0.000 (present, [+0.00, +0.00]) "
+             "| helps in scale |\n"
+             "| kcore | +0.000 (multi_hop, [+0.00, +0.00]) | -0.006 (recurrence, [-0.01, +0.00]) "
+             "| costs < 0.05 when off in every regime tried |\n"
+             "| reward | +0.002 (recurrence, [-0.01, +0.01]) | -0.012 (multi_hop, [-0.02, -0.00]) "
+             "| costs < 0.05 when off in every regime tried |")
+    readme.write_text(f"{README_START}\nold\n\n{MECHANISMS_LEAD} (notebook 09):\n\n{table}\n\n"
+                      f"TextWorld (notebook 10): kept.\n\nEvery table: here.\n{README_END}\n")
+    assert update_readme(readme, tmp_path, keep=True)
+    text = readme.read_text()
+    assert "| decay |" not in text and "TextWorld (notebook 10): kept." in text
+    assert ("(notebook 09): decay helps in scale (largest cost when off +0.097 in scale, "
+            "[+0.09, +0.11]); kcore, reward cost < 0.05 when off in every regime tried.") in text
+    assert update_readme(readme, tmp_path, keep=True) and readme.read_text() == text
+
+
 def test_the_textworld_table_is_built_from_the_games_with_pooled_rows(tmp_path):
     from mags_lib.summary import textworld_section
 
@@ -441,6 +464,7 @@ def _lines_in_readme_block(root, lead: str) -> int:
 def test_the_test_splits_reach_the_report_and_the_readme_block_with_their_targets(tmp_path):
     from mags_lib.evaluation.conversation_targets import conversation_targets
     from mags_lib.summary import (
+        tasks_table,
         test_headline,
         test_splits_section,
     )
@@ -455,9 +479,16 @@ def test_the_test_splits_reach_the_report_and_the_readme_block_with_their_target
     assert "| `mags` | persona_current | 0.860 | >= 0.85 | True |" in section
     assert "| `mags` | persona_stale | 0.100 | <= 0.05 | False |" in section
     line = test_headline(tmp_path)
-    assert "`mags_scripted` (upper bound) 0.950 / 0.940" in line
-    assert "persona test (6 conversations): `mem0` F1 0.300" in line
+    assert "`mags` persona_stale 0.100 (<= 0.05)" in line  # a missed target is named
+    assert "persona_current" not in line  # a met one is not
     assert "sha256" not in line  # results saved before the files were named
+    table = tasks_table(tmp_path)
+    assert table.startswith("The tasks side by side: the test splits (notebook 13)")
+    rows = {r.split(" | ")[0].strip("| `"): r for r in table.splitlines() if r.startswith("| `")}
+    assert list(rows) == ["bare", "static_rag", "mem0", "mags", "mags_scripted"]
+    assert rows["mags_scripted"].split(" | ")[1] == "upper bound: perfect writer, game structure given"
+    assert " | 0.820 (0.10–0.90) | 0.660 | 0.860 | 0.100 | 0.500 | 0.150 | 0.700 |" in rows["mags"]
+    assert rows["mem0"].endswith("| – | – | 0.400 | 0.200 | 0.300 | – | – |")
     m["models"] = {"reader": "llamacpp:answer-grpo-q8_0.gguf:288e8af8c0ffee00",
                    "write": "llamacpp:write-grpo-q8_0.gguf:866ada74c0ffee00"}
     (tmp_path / "13_test_splits" / "metrics.json").write_text(json.dumps(m))
@@ -465,8 +496,10 @@ def test_the_test_splits_reach_the_report_and_the_readme_block_with_their_target
         tmp_path)
     # judged: 4 locomo/persona targets met of 5 with numbers (no full_context), write not met,
     # the game's two not met
-    assert line.endswith("Targets met: 3 of 8 (`reports/RESULTS.md`).")
+    assert "targets met: 3 of 8; missed:" in line and line.endswith("(`reports/RESULTS.md`).")
     assert _lines_in_readme_block(tmp_path, "Test splits (notebook 13") == 1
+    assert _lines_in_readme_block(tmp_path, "The tasks side by side") == 1
+    assert _lines_in_readme_block(tmp_path, "| `mags` |") == 1  # the table replaced, not added
 
 
 def test_the_conversation_targets_are_judged_from_the_numbers_and_none_where_missing():

@@ -106,16 +106,13 @@ def question_outcomes(row: dict[str, Any], qa: Any) -> dict[str, float]:
     >>> question_outcomes({"f1": 0.5, "prediction": "Porto", "recall@5": 1.0}, qa)
     {'f1': 0.5, 'recall@5': 1.0, 'current': 0.0, 'stale': 1.0}
     """
-    from mags_lib.evaluation.qa_metrics import persona_scores
+    from mags_lib.evaluation.qa_metrics import persona_flags
 
     out = {key: float(row[key]) for key in ("f1", "recall@5", "recall@10") if key in row}
     if qa.kind in ("current", "earlier"):
-        rates = persona_scores([{"qa": qa, "prediction": row["prediction"]}])
-        if qa.kind == "current":
-            out["current"] = float(rates["current_accuracy"])
-            out["stale"] = float(rates["stale_rate"])
-        else:
-            out["earlier"] = float(rates["earlier_accuracy"])
+        names = {"current_accuracy": "current", "stale_rate": "stale",
+                 "earlier_accuracy": "earlier"}
+        out |= {names[k]: float(v) for k, v in persona_flags(qa, row["prediction"]).items()}
     return out
 
 

@@ -35,7 +35,13 @@ from typing import Any
 from mags_lib.evaluation.evidence_recall import KS, bootstrap_by_conversation, recall_at
 from mags_lib.evaluation.failure_stages import KINDS as FACT_KINDS
 from mags_lib.evaluation.failure_stages import failure_stage, stage_counts
-from mags_lib.evaluation.qa_metrics import abstained, exact_match, persona_scores, qa_f1
+from mags_lib.evaluation.qa_metrics import (
+    abstained,
+    exact_match,
+    persona_flags,
+    persona_scores,
+    qa_f1,
+)
 from mags_lib.tasks.base import Dialogue
 
 UPPER_BOUNDS = ("gold_writes",)
@@ -321,6 +327,7 @@ def summarize(rows: list[dict[str, Any]], qas: dict[tuple[str, int], Any]) -> di
             entry["persona"] = persona_scores(
                 {"qa": qas[(r["conversation"], r["question"])], "prediction": r["prediction"]}
                 for r in mine if r["kind"])
+            entry["persona_ci95"] = persona_intervals(mine, qas)
         stages = stage_counts(mine).get(name)
         if stages:
             entry["stages"] = stages
@@ -330,6 +337,23 @@ def summarize(rows: list[dict[str, Any]], qas: dict[tuple[str, int], Any]) -> di
         entry["seconds_mean"] = sum(r["seconds"] for r in mine) / max(1, len(mine))
         out[name] = entry
     return out
+
+
+def persona_intervals(rows: list[dict[str, Any]],
+                      qas: dict[tuple[str, int], Any]) -> dict[str, list[float | None]]:
+    """95% interval of each persona rate (`qa_metrics.PERSONA_RATES`), by bootstrap over
+    conversations (`bootstrap_by_conversation`): [None, None] where fewer than two hold
+    questions of its kind."""
+    flagged: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if not r["kind"]:
+            continue
+        flags = persona_flags(qas[(r["conversation"], r["question"])], r["prediction"])
+        for key, hit in flags.items():
+            flagged.setdefault(key, []).append({"conversation": r["conversation"],
+                                                key: float(hit)})
+    return {key: list(bootstrap_by_conversation(group, key))
+            for key, group in flagged.items()}
 
 
 BOUNDED: dict[str, str] = {"f1": "F1", "current_accuracy": "current", "earlier_accuracy": "earlier"}

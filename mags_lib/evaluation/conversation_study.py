@@ -281,6 +281,13 @@ def _ci(entry: dict[str, Any], key: str) -> str:
         entry.get(key))
 
 
+def _rate(entry: dict[str, Any], key: str) -> str:
+    """A persona rate with its 95% interval where the run saved one (`persona_ci95`)."""
+    lo, hi = (entry.get("persona_ci95") or {}).get(key) or (None, None)
+    value = (entry.get("persona") or {}).get(key)
+    return f"{_f(value)} ({_f(lo, 2)}–{_f(hi, 2)})" if lo is not None else _f(value)
+
+
 def _validity(counts: dict[str, int]) -> str:
     write, ask = write_validity(counts), ask_validity(counts)
     return _f(write) if ask is None else f"{_f(write)} / {_f(ask)}"
@@ -319,14 +326,13 @@ def study_markdown(result: dict[str, Any]) -> str:
                    "memory items | supersession P / R | write / ask validity |\n"
                    "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for name, s in part["qa"]["summary"].items():
-            p = s.get("persona") or {}
             sup = (s.get("writing") or {}).get("supersession") or {}
             label = f"{name} (upper bound)" if s["upper_bound"] else name
             out.append(f"| {label} | {_ci(s, 'f1')} | {_f(s.get('em'))} | "
                        f"{_f(s.get('recall@5'))} | {_f(s.get('recall@10'))} | "
                        f"{_f(s.get('abstention_unanswerable'))} | "
-                       f"{_f(s.get('abstention_answerable'))} | {_f(p.get('current_accuracy'))} | "
-                       f"{_f(p.get('stale_rate'))} | {_f(p.get('earlier_accuracy'))} | "
+                       f"{_f(s.get('abstention_answerable'))} | {_rate(s, 'current_accuracy')} | "
+                       f"{_rate(s, 'stale_rate')} | {_rate(s, 'earlier_accuracy')} | "
                        f"{_f(s.get('memory_size_mean'), 0)} | "
                        f"{_f(sup.get('precision'))} / {_f(sup.get('recall'))} | "
                        f"{_validity((s.get('writing') or {}).get('counts') or {})} |")

@@ -24,6 +24,8 @@ LABELS = {
     "static_rag_bm25": "static RAG, BM25 only",
     "full_context": "full context (recent turns in the window)",
     "bare": "no memory",
+    "mem0": "Mem0-style: base model prompted to add / update / delete facts",
+    "gold_writes": "upper bound: the gold facts written, same reader",
 }
 
 

@@ -554,3 +554,44 @@ def verdict_markdown(rows: list[dict[str, Any]], agent: str = "mags_scripted") -
                      f"({v['min_regime']}, [{v['min_ci'][0]:+.2f}, {v['min_ci'][1]:+.2f}]) | "
                      f"{v['verdict']} |")
     return "\n".join(lines)
+
+
+def verdict_line(found: list[dict[str, Any]]) -> str:
+    """`verdicts` in one sentence: each mechanism that helps somewhere with its largest cost when
+    off, then those that cost little everywhere, named together.
+
+    >>> verdict_line([{"mechanism": "decay", "verdict": "helps in scale", "max_effect": 0.097,
+    ...                "max_regime": "scale", "max_ci": [0.09, 0.11]},
+    ...               {"mechanism": "kcore", "verdict": "costs < 0.05 when off in every regime "
+    ...                "tried", "max_effect": 0.0, "max_regime": "scale", "max_ci": [0.0, 0.0]}])
+    'decay helps in scale (largest cost when off +0.097 in scale, [+0.09, +0.11]); kcore costs < 0.05 when off in every regime tried.'
+    """
+    parts, idle = [], {}
+    for v in found:
+        if v["verdict"].startswith("helps"):
+            parts.append(f"{v['mechanism']} {v['verdict']} (largest cost when off "
+                         f"{v['max_effect']:+.3f} in {v['max_regime']}, "
+                         f"[{v['max_ci'][0]:+.2f}, {v['max_ci'][1]:+.2f}])")
+        else:
+            idle.setdefault(v["verdict"], []).append(v["mechanism"])
+    parts += [f"{', '.join(names)} "
+              f"{verdict.replace('costs', 'cost', 1) if len(names) > 1 else verdict}"
+              for verdict, names in idle.items()]
+    return "; ".join(parts) + "."
+
+
+def verdicts_from_markdown(table: str) -> list[dict[str, Any]]:
+    """The verdicts back from a `verdict_markdown` table (a README block kept from an earlier
+    run, whose results are not here), as far as `verdict_line` needs them."""
+    import re
+
+    out = []
+    for line in table.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        m = re.match(r"([+-][\d.]+) \((\w+), \[([+-][\d.]+), ([+-][\d.]+)\]\)",
+                     cells[1]) if len(cells) == 4 else None
+        if m:
+            out.append({"mechanism": cells[0], "verdict": cells[3],
+                        "max_effect": float(m[1]), "max_regime": m[2],
+                        "max_ci": [float(m[3]), float(m[4])]})
+    return out

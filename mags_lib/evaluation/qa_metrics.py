@@ -82,26 +82,44 @@ def mentions(prediction: str, value: str) -> bool:
     return bool(v) and f" {v} " in f" {normalize(prediction)} "
 
 
+PERSONA_RATES: dict[str, str] = {"current_accuracy": "current", "stale_rate": "current",
+                                 "earlier_accuracy": "earlier", "when_accuracy": "when",
+                                 "unknown_abstention": "unknown"}
+"""Each persona rate and the question kind it is a rate over."""
+
+
+def persona_flags(qa: Any, prediction: str) -> dict[str, bool]:
+    """Whether one answer counts toward each persona rate of its question's kind: current
+    accuracy (the current value named and no stale one) and the stale-answer rate (a stale
+    value named) on current questions, earlier and 'when' accuracy (the value or date named),
+    abstention on 'unknown' questions. Empty for other kinds.
+
+    >>> from mags_lib.conversations.types import QA
+    >>> qa = QA("Where do I live now?", "Lisbon", (), 4, kind="current", stale=("Porto",))
+    >>> persona_flags(qa, "Lisbon, or maybe Porto")
+    {'current_accuracy': False, 'stale_rate': True}
+    """
+    if qa.kind == "current":
+        stale = any(mentions(prediction, s) for s in qa.stale)
+        return {"current_accuracy": mentions(prediction, qa.answer) and not stale,
+                "stale_rate": stale}
+    if qa.kind in ("earlier", "when"):
+        return {f"{qa.kind}_accuracy": mentions(prediction, qa.answer)}
+    if qa.kind == "unknown":
+        return {"unknown_abstention": abstained(prediction)}
+    return {}
+
+
 def persona_scores(rows: Iterable[dict[str, Any]]) -> dict[str, float | int | None]:
-    """Rates over rows {"qa": QA, "prediction": str} of the persona set:
-    current accuracy (the current value named and no stale one), the stale-answer rate (a
-    stale value named) on current questions, earlier accuracy, 'when' accuracy (the date
-    named), and abstention on 'unknown' questions."""
-    by_kind: dict[str, list[dict[str, Any]]] = {}
+    """Rates over rows {"qa": QA, "prediction": str} of the persona set (`persona_flags`
+    averaged over the questions of each rate's kind; None where there are none), and the
+    number of questions of each kind."""
+    by_kind: dict[str, list[dict[str, bool]]] = {}
     for r in rows:
-        by_kind.setdefault(r["qa"].kind, []).append(r)
+        by_kind.setdefault(r["qa"].kind, []).append(persona_flags(r["qa"], r["prediction"]))
 
-    def rate(kind: str, ok) -> float | None:
-        group = by_kind.get(kind, [])
-        return sum(bool(ok(r["qa"], r["prediction"])) for r in group) / len(group) if group else None
-
-    def stale(q, p) -> bool:
-        return any(mentions(p, s) for s in q.stale)
-    return {
-        "current_accuracy": rate("current", lambda q, p: mentions(p, q.answer) and not stale(q, p)),
-        "stale_rate": rate("current", stale),
-        "earlier_accuracy": rate("earlier", lambda q, p: mentions(p, q.answer)),
-        "when_accuracy": rate("when", lambda q, p: mentions(p, q.answer)),
-        "unknown_abstention": rate("unknown", lambda q, p: abstained(p)),
-        **{f"n_{k}": len(v) for k, v in sorted(by_kind.items())},
-    }
+    def rate(key: str) -> float | None:
+        group = by_kind.get(PERSONA_RATES[key], [])
+        return sum(f[key] for f in group) / len(group) if group else None
+    return {**{key: rate(key) for key in PERSONA_RATES},
+            **{f"n_{k}": len(v) for k, v in sorted(by_kind.items())}}
