@@ -711,8 +711,8 @@ def readme_headline(root: Path) -> str:
          f"{_f(r['ci_high'])})", f"{_f(r['after_drift'])} ({_f(r['after_drift_ci_low'])}–"
          f"{_f(r['after_drift_ci_high'])})"] for r in rows])
     seeds = max((r.get("n_seeds") or 0) for r in rows)
-    tasks = tasks_table(root)
-    lines = [tasks, ""] if tasks else []
+    tasks, test_line = tasks_table(root), test_headline(root)
+    lines = [part for text in (tasks, test_line) if text for part in (text, "")]
     lines += [f"{GAME_LEAD} (notebook 06; held out from training, but they steered choices: a "
               f"development set), {seeds} seeds pooled:", "", table]
     t = (_load(out / "targets.json") or {}).get("varied")
@@ -751,8 +751,8 @@ def readme_headline(root: Path) -> str:
                   f"{pooled[0]['n_seeds']}{', SMOKE run' if tw.get('smoke') else ''}): "
                   + ", ".join(f"`{r['agent']}`{' (ceiling)' if r['agent'] == 'oracle' else ''}"
                               f" {r['wins']}" for r in pooled) + "."]
-    for _, line in headline_lines(root):
-        if line:
+    for lead, line in headline_lines(root):
+        if line and lead != TEST_LEAD:  # the test line stands under the table
             lines += ["", line]
     lines += ["", REPORT_POINTER + " (both surfaces, ablations, training, export, dynamics, "
               "mechanisms, benchmarks): `reports/RESULTS.md`."]

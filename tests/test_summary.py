@@ -500,6 +500,13 @@ def test_the_test_splits_reach_the_report_and_the_readme_block_with_their_target
     assert _lines_in_readme_block(tmp_path, "Test splits (notebook 13") == 1
     assert _lines_in_readme_block(tmp_path, "The tasks side by side") == 1
     assert _lines_in_readme_block(tmp_path, "| `mags` |") == 1  # the table replaced, not added
+    from mags_lib.summary import readme_headline
+
+    _one_headline_row(tmp_path)
+    block = readme_headline(tmp_path)
+    assert (block.index("The tasks side by side") < block.index("Test splits (notebook 13")
+            < block.index("The game in its development phrasings"))
+    assert block.count("Test splits (notebook 13") == 1
 
 
 def test_the_conversation_targets_are_judged_from_the_numbers_and_none_where_missing():
