@@ -7,6 +7,7 @@ never changes what a turn is about (the ground truth is the same on every surfac
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from dataclasses import replace
@@ -169,3 +170,63 @@ def test_unframe_finds_the_rule_sentence_in_every_frame_and_only_there(bank):
     for frame in ph.ANNOUNCE[other]["change"]:
         assert ph.unframe(frame.format(rule=rules[0], old="spoon"), "change", bank) is None
     assert ph.unframe(rules[0], "change", bank) is None
+
+
+def test_a_bank_kept_in_a_file_plays_exactly_as_the_same_bank_built_in(tmp_path):
+    """The test bank written out as JSON and read back gives the same games, word for word;
+    a game in it is identified by the file's content, not its path."""
+    path = tmp_path / "bank.json"
+    path.write_text(ph.bank_json("test"))
+    cfg = GameConfig(seed=4, episode_length=300, surface="varied", phrasings="test")
+    built_in, from_file = generate_episode(cfg), generate_episode(replace(cfg, phrasings=str(path)))
+    assert [o.text for o in from_file.observations] == [o.text for o in built_in.observations]
+    assert from_file.wrong_feedback == built_in.wrong_feedback
+    assert ph.unframe("Heed the revision: On icy turns, the red yip eats only the cup.",
+                      "change", str(path)) == "On icy turns, the red yip eats only the cup."
+    first = ph.bank_id(str(path))
+    assert first.startswith("test:") and ph.bank_id("test") == "test"
+    data = json.loads(path.read_text())
+    data["rules"].append("The {c} likes the {i} best on {w} turns.")
+    path.write_text(json.dumps(data))
+    assert ph.bank_id(str(path)) != first  # an edited file is another bank
+
+
+def test_an_other_bank_in_a_file_shows_its_own_words(tmp_path):
+    data = json.loads(ph.bank_json("train", name="mine"))
+    data["rules"] = ["Zorp: the {c} gulps the {i} when it is {w}."]
+    data["decisions"] = ["Zorp quiz: {w}, the {c}, {opts}?"]
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(data))
+    ep = generate_episode(GameConfig(seed=1, episode_length=120, surface="varied",
+                                     phrasings=str(path)))
+    kinds = {o.kind: o.text for o in ep.observations}
+    assert "zorp: the " in kinds["announce"].lower() and kinds["decide"].startswith("Zorp quiz: ")
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda d: d.pop("decisions"), "lacks decisions"),
+    (lambda d: d["rules"].append("The {c} eats only the {i}."), "only the {i}.' has the fields"),
+    (lambda d: d["rules"].append("The {c} eats {x} on {w} turns, the {i}."), "'x'"),
+    (lambda d: d["announce"].pop("add"), "announce is not an object"),
+    (lambda d: d["feedback"].append(["Right! {rule}"]), "feedback[5] is not a [right, wrong]"),
+    (lambda d: d["decisions"].append("The {c on {w} turns: {opts}"), "not a valid template"),
+])
+def test_a_bad_bank_file_is_refused_with_the_place_and_the_fix(tmp_path, edit, words):
+    data = json.loads(ph.bank_json("train"))
+    edit(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(MagsError) as e:
+        GameConfig(surface="varied", phrasings=str(path))
+    assert words in str(e.value) and str(path) in str(e.value)
+
+
+def test_a_missing_or_truncated_bank_file_names_the_file(tmp_path):
+    with pytest.raises(MagsError, match="cannot be read"):
+        GameConfig(surface="varied", phrasings=str(tmp_path / "nowhere.json"))
+    cut = tmp_path / "cut.json"
+    cut.write_text(ph.bank_json("train")[:200])
+    with pytest.raises(MagsError, match="is not valid JSON"):
+        GameConfig(surface="varied", phrasings=str(cut))
+    with pytest.raises(MagsError, match="neither a phrasing set nor a JSON bank"):
+        ph.bank("mine.txt")

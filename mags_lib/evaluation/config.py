@@ -185,7 +185,10 @@ class EvalConfig:
         """Hash of what decides a game's outcome (game without its seed, prompt, models,
         memory). `role_names` identifies role LLMs passed in directly (else the files
         `models` names are digested)."""
+        from mags_lib.game.phrasing import bank_id
+
         game = {k: v for k, v in self.game.to_dict().items() if k != "seed"}
+        game["phrasings"] = bank_id(self.game.phrasings)  # a file bank by its content too
         llm = {k: getattr(self.llm, k) for k in ("model", "backend", "n_ctx", "adapter")}
         digest = _model_file_digest(self.llm.model)
         if digest is not None:  # a model file's content, not only its path: retrained models

@@ -17,6 +17,12 @@ Every bank is split in three, by `GameConfig.phrasings`:
   `tests/test_game_phrasing.py` checks that the three share no template and that a synthesised
   dataset holds no held-out or test sentence.
 
+A bank kept outside the project is played the same way: `GameConfig(phrasings="bank.json")`,
+a JSON file with the five lists a bank has (`load_bank` checks it and says what is wrong;
+`bank_json("train")` writes the training bank in that form, as an example), and
+`python -m mags_lib.evaluation.game_bank bank.json` scores it as notebook 13 scores the test
+bank. Such a file never enters a dataset (synthesis reads `"train"` only).
+
 The ground truth (`StepTruth.rule_text`, the engram targets) keeps the canonical sentence, so a
 write model learns to normalise what it reads into one form, and scoring never depends on the
 surface.
@@ -30,9 +36,15 @@ surface.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import random
 import re
+from dataclasses import dataclass
+from pathlib import Path
 
+from mags_lib.errors import MagsError
 from mags_lib.game import vocab
 
 SURFACES = ("fixed", "varied")
@@ -184,6 +196,158 @@ DISTRACTORS: dict[str, tuple[str, ...]] = {
 }
 
 
+@dataclass(frozen=True)
+class Bank:
+    """One bank of phrasings: `key` names it in seeds and results (a built-in set's name, or a
+    file bank's `name`), `digest` is its content's (a file bank's; '' for a built-in set)."""
+
+    key: str
+    rules: tuple[str, ...]
+    announce: dict[str, tuple[str, ...]]
+    decisions: tuple[str, ...]
+    feedback: tuple[tuple[str, str], ...]
+    distractors: tuple[str, ...]
+    digest: str = ""
+
+
+HOWS = ("first", "repeat", "change", "add")
+# Per list: the fields a template must hold (one of each group: the condition may be written
+# {w} or, capitalised, {W}), then every field it may use.
+_NEEDS: dict[str, tuple[tuple[frozenset[str], ...], frozenset[str]]] = {
+    "rules": ((frozenset("c"), frozenset("i"), frozenset("wW")), frozenset("cwWi")),
+    "announce": ((frozenset({"rule", "rule_lc"}),), frozenset({"rule", "rule_lc", "old"})),
+    "decisions": ((frozenset("c"), frozenset({"opts"}), frozenset("wW")),
+                  frozenset({"c", "w", "W", "opts"})),
+    "feedback": ((frozenset({"rule"}),), frozenset({"rule"})),
+    "distractors": ((frozenset("d"),), frozenset({"d", "d2", "item", "condition"})),
+}
+
+
+def _fields(template: str) -> set[str]:
+    import string
+
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+
+
+def _check_template(path: Path, where: str, template: object, kind: str) -> None:
+    need, allowed = _NEEDS[kind]
+    wanted = ", ".join(" or ".join("{" + n + "}" for n in sorted(g)) for g in need)
+    fix = (f"in {path}, make {where} a string holding {wanted} and no other field than "
+           f"{', '.join('{' + n + '}' for n in sorted(allowed))}")
+    if not isinstance(template, str) or not template.strip():
+        raise MagsError(f"phrasing bank {path}: {where} is not a template string", fix)
+    try:
+        found = _fields(template)
+    except ValueError as e:
+        raise MagsError(f"phrasing bank {path}: {where} is not a valid template ({e})",
+                        fix + "; write a literal brace as {{ or }}") from None
+    if not all(group & found for group in need) or not found <= allowed:
+        raise MagsError(f"phrasing bank {path}: {where} {template!r} has the fields "
+                        f"{sorted(found)}", fix)
+
+
+def load_bank(path: str | Path) -> Bank:
+    """A bank of phrasings from a JSON file: {"name": ..., "rules": [...], "announce": {"first":
+    [...], "repeat": [...], "change": [...], "add": [...]}, "decisions": [...], "feedback":
+    [[right, wrong], ...], "distractors": [...]} (`bank_json` writes one). Every template is
+    checked; a file that is missing, not JSON or of the wrong shape raises a `MagsError` that
+    names the file, the place and the fix."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise MagsError(f"phrasing bank {path} cannot be read ({e.strerror or e})",
+                        "pass the path of a JSON bank of phrasings (`bank_json` writes an "
+                        "example)") from None
+    try:
+        data = json.loads(raw)
+    except ValueError as e:
+        raise MagsError(f"phrasing bank {path} is not valid JSON ({e})",
+                        "fix the file (a truncated copy? `bank_json` writes a valid "
+                        "example)") from None
+    keys = {"rules", "announce", "decisions", "feedback", "distractors"}
+    if not isinstance(data, dict) or not keys <= set(data):
+        missing = sorted(keys - set(data)) if isinstance(data, dict) else sorted(keys)
+        raise MagsError(f"phrasing bank {path} lacks {', '.join(missing)}",
+                        "give the file an object with the keys name, rules, announce, "
+                        "decisions, feedback and distractors (`bank_json` writes an example)")
+    for kind in ("rules", "decisions", "distractors"):
+        if not isinstance(data[kind], list) or not data[kind]:
+            raise MagsError(f"phrasing bank {path}: {kind} is not a non-empty list",
+                            f"make {kind} a list of template strings")
+        for i, t in enumerate(data[kind]):
+            _check_template(path, f"{kind}[{i}]", t, kind)
+    announce = data["announce"]
+    if not isinstance(announce, dict) or set(announce) != set(HOWS) or not all(
+            isinstance(v, list) and v for v in announce.values()):
+        raise MagsError(f"phrasing bank {path}: announce is not an object of four non-empty "
+                        "lists", f"give announce exactly the keys {', '.join(HOWS)}, each a list "
+                        "of frames holding {rule}")
+    for how, frames in announce.items():
+        for i, t in enumerate(frames):
+            _check_template(path, f"announce.{how}[{i}]", t, "announce")
+    if not isinstance(data["feedback"], list) or not data["feedback"]:
+        raise MagsError(f"phrasing bank {path}: feedback is not a non-empty list",
+                        "make feedback a list of [right, wrong] pairs, each holding {rule}")
+    for i, pair in enumerate(data["feedback"]):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise MagsError(f"phrasing bank {path}: feedback[{i}] is not a [right, wrong] pair",
+                            "make each feedback entry a list of two templates holding {rule}")
+        for j, t in enumerate(pair):
+            _check_template(path, f"feedback[{i}][{j}]", t, "feedback")
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not name:
+        raise MagsError(f"phrasing bank {path}: name is not a string", "name the bank, or "
+                        "leave name out (the file's stem is used)")
+    return Bank(key=name, rules=tuple(data["rules"]),
+                announce={h: tuple(announce[h]) for h in HOWS},
+                decisions=tuple(data["decisions"]),
+                feedback=tuple((r, w) for r, w in data["feedback"]),
+                distractors=tuple(data["distractors"]),
+                digest=hashlib.sha256(raw).hexdigest()[:16])
+
+
+@functools.lru_cache(maxsize=16)
+def _file_bank(path: str, mtime_ns: int) -> Bank:
+    return load_bank(path)
+
+
+def bank(phrasings: str) -> Bank:
+    """The bank `phrasings` names: a built-in set (`PHRASING_SETS`) or the path of a JSON bank
+    (read once while the file is unchanged)."""
+    if phrasings in PHRASING_SETS:
+        return Bank(key=phrasings, rules=RULES[phrasings], announce=ANNOUNCE[phrasings],
+                    decisions=DECISIONS[phrasings], feedback=FEEDBACK[phrasings],
+                    distractors=DISTRACTORS[phrasings])
+    path = Path(phrasings)
+    if path.suffix != ".json":
+        raise MagsError(f"phrasings = {phrasings!r} is neither a phrasing set nor a JSON bank",
+                        f"set phrasings to one of {PHRASING_SETS} or to the path of a .json "
+                        "bank of phrasings")
+    try:
+        mtime = path.stat().st_mtime_ns
+    except OSError:
+        mtime = -1  # load_bank says what is wrong
+    return _file_bank(str(path.resolve()), mtime)
+
+
+def bank_id(phrasings: str) -> str:
+    """What identifies a bank in a result's configuration: a set's name, or a file bank's name
+    and content digest (so a changed file is not taken for the games it played before)."""
+    b = bank(phrasings)
+    return f"{b.key}:{b.digest}" if b.digest else b.key
+
+
+def bank_json(phrasings: str, name: str | None = None) -> str:
+    """A bank as the JSON text `load_bank` reads (`bank_json("train")`: an example to edit)."""
+    b = bank(phrasings)
+    return json.dumps({"name": name or b.key, "rules": list(b.rules),
+                       "announce": {h: list(b.announce[h]) for h in HOWS},
+                       "decisions": list(b.decisions),
+                       "feedback": [list(pair) for pair in b.feedback],
+                       "distractors": list(b.distractors)}, indent=1) + "\n"
+
+
 def _fill(template: str, creature: str, condition: str, item: str) -> str:
     return template.format(c=creature, w=condition, W=condition.capitalize(), i=item)
 
@@ -191,13 +355,13 @@ def _fill(template: str, creature: str, condition: str, item: str) -> str:
 def rule_sentence(creature: str, condition: str, item: str, phrasings: str,
                   rng: random.Random) -> str:
     """One rule statement from the `phrasings` bank."""
-    return _fill(rng.choice(RULES[phrasings]), creature, condition, item)
+    return _fill(rng.choice(bank(phrasings).rules), creature, condition, item)
 
 
 def announcement(rule: str, how: str, phrasings: str, rng: random.Random,
                  old: str | None = None) -> str:
     """A rule sentence in an announcement frame; `how` is first / repeat / change / add."""
-    frames = ANNOUNCE[phrasings][how]
+    frames = bank(phrasings).announce[how]
     if old is None:
         frames = tuple(f for f in frames if "{old}" not in f) or frames
     frame = rng.choice(frames)
@@ -211,7 +375,7 @@ def unframe(text: str, how: str, phrasings: str) -> str | None:
     >>> unframe("Rule change: On icy turns, the red yip eats only the cup.", "change", "train")
     'On icy turns, the red yip eats only the cup.'
     """
-    for frame in ANNOUNCE[phrasings][how]:
+    for frame in bank(phrasings).announce[how]:
         if "{rule_lc}" in frame:
             continue  # "As before, {rule_lc}": the sentence's case is lost
         head, tail = frame.split("{rule}")
@@ -230,14 +394,14 @@ def options_text(options: list[str]) -> str:
 
 def decision_sentence(creature: str, condition: str, options: list[str], phrasings: str,
                       rng: random.Random) -> str:
-    template = rng.choice(DECISIONS[phrasings])
+    template = rng.choice(bank(phrasings).decisions)
     return template.format(c=creature, w=condition, W=condition.capitalize(),
                            opts=options_text(options))
 
 
 def feedback_pair(rule: str | None, phrasings: str, rng: random.Random) -> tuple[str, str]:
     """(right, wrong) feedback texts stating `rule` (the bare verdicts when it is None)."""
-    right, wrong = rng.choice(FEEDBACK[phrasings])
+    right, wrong = rng.choice(bank(phrasings).feedback)
     if rule is None:
         return right.split(" ", 1)[0], wrong.split(" ", 1)[0]
     return right.format(rule=rule), wrong.format(rule=rule)
@@ -245,9 +409,10 @@ def feedback_pair(rule: str | None, phrasings: str, rng: random.Random) -> tuple
 
 def all_templates(phrasings: str) -> list[str]:
     """Every template of one bank (for the split test)."""
-    out = list(RULES[phrasings]) + list(DECISIONS[phrasings])
-    out += [f for frames in ANNOUNCE[phrasings].values() for f in frames]
-    out += [f for pair in FEEDBACK[phrasings] for f in pair]
-    if phrasings == "test":  # the others share the training bank's distractors
-        out += list(DISTRACTORS["test"])
+    b = bank(phrasings)
+    out = list(b.rules) + list(b.decisions)
+    out += [f for frames in b.announce.values() for f in frames]
+    out += [f for pair in b.feedback for f in pair]
+    if b.distractors is not vocab.DISTRACTOR_TEMPLATES:  # train and heldout share these
+        out += list(b.distractors)
     return out

@@ -159,7 +159,9 @@ class GameConfig:
     phrasings: str = field(default="heldout", metadata={
         "help": "'train' (the phrasings dataset synthesis may use), 'heldout' (evaluation "
                 "only, never in a dataset; a development set) or 'test' (written before tuning, "
-                "scored once for a frozen configuration; its own distractor facts)"})
+                "scored once for a frozen configuration; its own distractor facts), or the "
+                "path of a .json bank of phrasings kept outside the project "
+                "(`phrasing.load_bank`)"})
 
     def __post_init__(self) -> None:
         check_config(self)
@@ -224,13 +226,14 @@ def check_config(c: GameConfig) -> None:
     ]
     checks += [
         ("surface", c.surface in phrasing.SURFACES, f"to one of {phrasing.SURFACES}"),
-        ("phrasings", c.phrasings in phrasing.PHRASING_SETS,
-         f"to one of {phrasing.PHRASING_SETS}"),
+        ("phrasings", c.phrasings in phrasing.PHRASING_SETS or c.phrasings.endswith(".json"),
+         f"to one of {phrasing.PHRASING_SETS} or the path of a .json bank of phrasings"),
     ]
     for name, ok, wanted in checks:
         if not ok:
             raise MagsError(f"GameConfig.{name} = {getattr(c, name)!r} is not playable",
                             f"set {name} {wanted}")
+    phrasing.bank(c.phrasings)  # a file bank is read and checked here, before any turn
 
 
 @dataclass(frozen=True)
@@ -276,11 +279,11 @@ def make_world(config: GameConfig) -> World:
     items = rng.sample(vocab.ITEMS, config.item_pool)
     distractors = vocab.distractor_facts(config.n_distractors, distractor_creatures, conditions,
                                          items, rng)
-    own = phrasing.DISTRACTORS[config.phrasings]
-    if own is not vocab.DISTRACTOR_TEMPLATES:  # drawn apart, so the rules stay the same
+    bank = phrasing.bank(config.phrasings)
+    if bank.distractors is not vocab.DISTRACTOR_TEMPLATES:  # drawn apart: the rules stay
         distractors = vocab.distractor_facts(
             config.n_distractors, distractor_creatures, conditions, items,
-            random.Random(f"senseless:{config.seed}:distractors:{config.phrasings}"), own)
+            random.Random(f"senseless:{config.seed}:distractors:{bank.key}"), bank.distractors)
     pairs = [(c, w) for c in creatures for w in conditions]
     chosen = rng.sample(pairs, config.n_rules)
     rules = [Rule(c, w, rng.choice(items)) for c, w in chosen]

@@ -49,7 +49,7 @@ from dataclasses import asdict
 
 from IPython.display import Markdown, display
 
-from mags_lib.evaluation import EvalConfig, run_eval
+from mags_lib.evaluation import run_eval
 from mags_lib.evaluation.answer_model import decision_llm_settings
 from mags_lib.evaluation.conversation_study import (
     ConversationStudyConfig,
@@ -58,10 +58,9 @@ from mags_lib.evaluation.conversation_study import (
     study_markdown,
 )
 from mags_lib.evaluation.conversation_targets import conversation_targets, targets_markdown
+from mags_lib.evaluation.game_bank import bank_eval_config
 from mags_lib.evaluation.headline import closed_loop_targets, headline_markdown, headline_rows
 from mags_lib.evaluation.role_judge import judge_roles, judged_text
-from mags_lib.game import GameConfig
-from mags_lib.llm import LLMConfig
 from mags_lib.manifest import PartialRun, write_json
 from mags_lib.paths import results_dir
 from mags_lib.seed import seed_everything
@@ -77,14 +76,12 @@ out = results_dir(NAME)
 
 # %%
 run = PartialRun(NAME, smoke=SMOKE, metrics={"smoke": SMOKE})  # keeps the last complete run
-decision = decision_llm_settings("auto", "completion")
-print(decision["note"])
-game_cfg = EvalConfig(
-    agents=GAME_AGENTS, seeds=SEEDS,
-    game=GameConfig(episode_length=EPISODE_LENGTH, surface="varied", phrasings="test"),
-    llm=LLMConfig(model=decision["model"], n_ctx=1024), answer_tags=decision["answer_tags"],
-    prompt_format="completion", debias_order=True, models=dict(MODELS), embedder=EMBEDDER, k=K,
-    smoke=SMOKE, smoke_seeds=1, resume=RESUME, output=f"{NAME}/game")
+print(decision_llm_settings("auto", "completion")["note"])
+# the test bank's settings, shared with `python -m mags_lib.evaluation.game_bank BANK.json`,
+# which scores a bank of phrasings kept outside the project the same way
+game_cfg = bank_eval_config("test", seeds=SEEDS, episode_length=EPISODE_LENGTH,
+                            agents=GAME_AGENTS, models=MODELS, embedder=EMBEDDER, k=K,
+                            smoke=SMOKE, resume=RESUME, output=f"{NAME}/game")
 game = run_eval(game_cfg)
 game_summary = game.summary
 print(f"{len(game.games)} games in {game.seconds:.0f} s; oracle - bare = "

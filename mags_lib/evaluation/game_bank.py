@@ -1,0 +1,163 @@
+"""`python -m mags_lib.evaluation.game_bank BANK.json`: the game's closed loop on a bank of
+phrasings, scored exactly as notebook 13 scores the test bank.
+
+The issue behind the test bank also promises that "a bank of phrasings kept outside the
+project will be scored the same way". This is that way: write the bank as JSON
+(`python -m mags_lib.evaluation.game_bank --example bank.json` writes the training bank as a
+model to edit; `game.phrasing.load_bank` says what each list holds and checks it), then
+
+    python -m mags_lib.evaluation.game_bank bank.json            # 3 seeds x 200 turns
+    python -m mags_lib.evaluation.game_bank bank.json --smoke    # one short game, a check
+
+Notebook 13's agents (`bare`, `oracle`, `static_rag`, the upper bound `mags_scripted`, `mags`)
+play the same seeded games with notebook 04's models and notebook 06's settings
+(`bank_eval_config`, which notebook 13 uses too); the bank changes only the words. It prints
+the headline table and the targets (after drift `mags` − `static_rag` ≥ +0.10, `mags` /
+`mags_scripted` ≥ 0.9) and writes `results/game_bank/<bank name>/` (`headline.json`,
+`targets.json`, every game in `games.jsonl` with explanations, the summary in `metrics.json`,
+`config.json`, `manifest.json`). Games already played with the same bank
+content and models are reused (`--fresh` replays them all). The bank never reaches a dataset:
+synthesis reads the training bank only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+GAME_AGENTS = ("bare", "oracle", "static_rag", "mags_scripted", "mags")
+"""Notebook 13's game agents: the baselines, the ceiling, the upper bound and MAGS."""
+
+
+def bank_eval_config(phrasings: str, *, seeds: list[int] | tuple[int, ...] = (0, 1, 2),
+                     episode_length: int = 200, agents: tuple[str, ...] | list[str] = GAME_AGENTS,
+                     models: dict[str, str] | None = None, embedder: str = "embedded", k: int = 3,
+                     smoke: bool = False, resume: bool = True, output: str) -> Any:
+    """The `EvalConfig` of notebook 13's game part on the bank `phrasings` (a set's name or a
+    JSON bank's path): the varied surface, the trained answer model as the decision LLM
+    (completion prompt, every option order scored), the trained ask and write models."""
+    from mags_lib.evaluation import EvalConfig
+    from mags_lib.evaluation.answer_model import decision_llm_settings
+    from mags_lib.game import GameConfig
+    from mags_lib.llm import LLMConfig
+
+    decision = decision_llm_settings("auto", "completion")
+    return EvalConfig(
+        agents=list(agents), seeds=list(seeds),
+        game=GameConfig(episode_length=episode_length, surface="varied", phrasings=phrasings),
+        llm=LLMConfig(model=decision["model"], n_ctx=1024), answer_tags=decision["answer_tags"],
+        prompt_format="completion", debias_order=True,
+        models=dict(models or {"ask": "auto", "write": "auto"}), embedder=embedder, k=k,
+        smoke=smoke, smoke_seeds=1, resume=resume, output=output)
+
+
+def score_bank(phrasings: str, *, seeds: list[int] | tuple[int, ...] = (0, 1, 2),
+               episode_length: int = 200, agents: tuple[str, ...] | list[str] = GAME_AGENTS,
+               smoke: bool = False, resume: bool = True, out_dir: Path | None = None,
+               **loaded: Any) -> dict[str, Any]:
+    """Play and score the bank; {"bank", "source", "headline", "targets", "oracle_vs_bare_gap",
+    "evaluation_valid", "seconds", "games", "smoke", "out_dir"}. Beside `run_eval`'s files
+    (games, explanations, its summary as `metrics.json`) it writes `headline.json` and
+    `targets.json`, as notebook 06 does, and `manifest.json`; in
+    results/game_bank/<bank name>/ unless `out_dir`. `loaded` goes to `run_eval` (`llm`,
+    `embedder`, `roles`: models already loaded, as the tests pass fakes)."""
+    from mags_lib.evaluation import run_eval
+    from mags_lib.evaluation.headline import closed_loop_targets, headline_rows
+    from mags_lib.game.phrasing import bank, bank_id
+    from mags_lib.manifest import manifest, write_json
+    from mags_lib.paths import results_dir
+
+    name = bank(phrasings).key
+    output = f"game_bank/{name}{'_smoke' if smoke else ''}"
+    out_dir = Path(out_dir) if out_dir is not None else results_dir(output)
+    cfg = bank_eval_config(phrasings, seeds=seeds, episode_length=episode_length,
+                           agents=agents, smoke=smoke, resume=resume, output=output)
+    result = run_eval(cfg, out_dir=out_dir, **loaded)
+    summary = result.summary
+    rows = headline_rows({name: summary})
+    targets = closed_loop_targets(summary)
+    write_json(out_dir / "headline.json", rows)
+    write_json(out_dir / "targets.json", targets)
+    write_json(out_dir / "manifest.json", manifest(cfg.resolved(), bank=bank_id(phrasings),
+                                                  source=str(phrasings)))
+    return {"bank": bank_id(phrasings), "source": str(phrasings), "smoke": smoke,
+            "headline": rows, "targets": targets,
+            "oracle_vs_bare_gap": summary.get("oracle_vs_bare_gap"),
+            "evaluation_valid": summary.get("evaluation_valid"),
+            "seconds": result.seconds, "games": len(result.games), "out_dir": str(out_dir)}
+
+
+def report(metrics: dict[str, Any]) -> str:
+    """The result as Markdown: the headline table, the validity check and the targets."""
+    from mags_lib.evaluation.headline import headline_markdown
+
+    out = [f"Bank `{metrics['bank']}` ({metrics['source']}){', SMOKE' if metrics['smoke'] else ''}:"
+           f" {metrics['games']} games in {metrics['seconds']:.0f} s", "",
+           headline_markdown(metrics["headline"]), "",
+           f"oracle − bare {metrics['oracle_vs_bare_gap']:+.3f}: " + (
+               "the evaluation tells the agents apart (their 95% intervals are disjoint)."
+               if metrics["evaluation_valid"] else "their 95% intervals overlap, so this run "
+               "cannot tell the agents apart (too few decisions? play more seeds or turns).")
+           if metrics.get("oracle_vs_bare_gap") is not None else "oracle or bare not played."]
+    t = metrics.get("targets") or {}
+    played = {r["agent"] for r in metrics["headline"]}
+
+    def target(value: float | None, met: bool | None, wanted: str, signed: bool,
+               needs: set[str]) -> str:
+        if value is None:
+            why = ("an agent it needs was not played" if not needs <= played
+                   else "no decision came after a rule change; play longer games")
+            return f"– ({wanted}: {why})"
+        return f"{value:{'+' if signed else ''}.3f} ({wanted}: {'met' if met else 'not met'})"
+    if t:
+        out.append("Targets: mags after drift − static_rag " + target(
+            t.get("after_drift_mags_minus_static_rag"), t["met"].get("after_drift"), "≥ +0.10",
+            True, {"mags", "static_rag"}) + "; mags / mags_scripted " + target(
+            t.get("mags_over_scripted"), t["met"].get("vs_scripted"), "≥ 0.9", False,
+            {"mags", "mags_scripted"}) + ".")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from mags_lib.errors import MagsError
+
+    ap = argparse.ArgumentParser(prog="python -m mags_lib.evaluation.game_bank",
+                                 description=__doc__.split("\n\n")[0])
+    ap.add_argument("bank", help="a JSON bank of phrasings (or a built-in set: train, heldout, "
+                                 "test)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--turns", type=int, default=200, help="turns a game")
+    ap.add_argument("--agents", nargs="+", default=list(GAME_AGENTS))
+    ap.add_argument("--smoke", action="store_true", help="one short game, to check the bank")
+    ap.add_argument("--fresh", action="store_true", help="replay games played before")
+    ap.add_argument("--example", action="store_true",
+                    help="write the training bank as JSON to BANK (a model to edit) and stop")
+    args = ap.parse_args(argv)
+    if args.example:
+        from mags_lib.atomic import write_text
+        from mags_lib.game.phrasing import bank_json
+
+        path = Path(args.bank)
+        if path.exists():
+            print(f"{path} exists; choose a new path for the example", file=sys.stderr)
+            return 2
+        write_text(path, bank_json("train", name=path.stem))
+        print(f"wrote the training bank to {path}; edit its lists, then score it: "
+              f"python -m mags_lib.evaluation.game_bank {path}")
+        return 0
+    try:
+        metrics = score_bank(args.bank, seeds=args.seeds, episode_length=args.turns,
+                             agents=args.agents, smoke=args.smoke, resume=not args.fresh)
+    except MagsError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(report(metrics))
+    print(json.dumps({"results": metrics["out_dir"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
