@@ -18,6 +18,7 @@ BASE_MODELS_DIR = MODELS_DIR / "base"
 GGUF_DIR = MODELS_DIR / "gguf"  # exported GGUF files (notebook 04)
 TRANSFER_MODELS_DIR = MODELS_DIR / "transfer"  # one-sided write models (notebook 14)
 SEED_MODELS_DIR = MODELS_DIR / "seeds"  # GRPO models of other seeds (notebook 07), not exported
+BANKS_DIR = DATA_DIR / "banks"  # game phrasing banks scored once, never in a dataset (game_bank)
 CHAT_DIR = DATA_DIR / "chat"  # the chat's persistent memory (python -m mags_lib chat)
 RESULTS_DIR = PROJ_ROOT / "results"
 REPORTS_DIR = PROJ_ROOT / "reports"  # generated reports that are committed (make summary)

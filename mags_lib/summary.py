@@ -425,6 +425,61 @@ def test_headline(root: Path) -> str | None:
             "): " + "; ".join(parts) + " (`reports/RESULTS.md`).")
 
 
+BANKS_LEAD = "Banks of phrasings scored once"
+
+
+def bank_runs(root: Path) -> dict[str, dict]:
+    """{bank folder: {"headline", "targets", "bank"}} of every full (not SMOKE) run of
+    `python -m mags_lib.evaluation.game_bank` under results/game_bank/."""
+    out = {}
+    for folder in sorted((root / "game_bank").glob("*")):
+        rows, targets = _load(folder / "headline.json"), _load(folder / "targets.json")
+        run = _load(folder / "manifest.json") or {}
+        if rows and targets is not None and not (run.get("config") or {}).get("smoke"):
+            out[folder.name] = {"headline": rows, "targets": targets, "bank": run.get("bank")}
+    return out
+
+
+def banks_section(root: Path) -> str:
+    """Every bank of phrasings scored with `game_bank`: its headline table and targets."""
+    from mags_lib.evaluation.headline import headline_markdown
+
+    runs = bank_runs(root)
+    if not runs:
+        return _missing("a scored bank of phrasings",
+                        "python -m mags_lib.evaluation.game_bank data/banks/<bank>.json")
+    out = []
+    for name, r in runs.items():
+        t = r["targets"]
+        out += [f"**{name}** (`{r['bank']}`)", "", headline_markdown(r["headline"]), "",
+                f"Targets: mags after drift − static_rag "
+                f"{_f(t.get('after_drift_mags_minus_static_rag'), signed=True)} (≥ +0.10: "
+                f"{_f(t['met'].get('after_drift'))}); mags / mags_scripted "
+                f"{_f(t.get('mags_over_scripted'))} (≥ 0.9: {_f(t['met'].get('vs_scripted'))}).",
+                ""]
+    return "\n".join(out).rstrip()
+
+
+def banks_headline(root: Path) -> str | None:
+    """The README's line: each scored bank, the agents' accuracy / after drift, the targets."""
+    runs = bank_runs(root)
+    if not runs:
+        return None
+    parts = []
+    for name, r in runs.items():
+        rows = {x["agent"]: x for x in r["headline"]}
+        t = r["targets"]
+        parts.append(f"{name}: " + ", ".join(
+            f"`{a}`{' (upper bound)' if a == 'mags_scripted' else ''} {_f(x['accuracy'])} / "
+            f"{_f(x['after_drift'])}" for a, x in rows.items() if a != "oracle")
+            + f"; targets: after drift − static_rag "
+            f"{_f(t.get('after_drift_mags_minus_static_rag'), signed=True)} "
+            f"({_f(t['met'].get('after_drift'))}), mags / mags_scripted "
+            f"{_f(t.get('mags_over_scripted'))} ({_f(t['met'].get('vs_scripted'))})")
+    return (f"{BANKS_LEAD} (`python -m mags_lib.evaluation.game_bank`, notebook 13's settings; "
+            "accuracy / after drift): " + "; ".join(parts) + ".")
+
+
 TASKS_LEAD = "The tasks side by side"
 
 
@@ -499,7 +554,8 @@ def transfer_headline(root: Path) -> str | None:
 
 CONV_MECHANISMS_LEAD = "Mechanisms on conversations"
 # The leads of the one-line headlines, in the README's order (`headline_lines`).
-HEADLINE_LEADS = (CONVERSATIONS_LEAD, TEST_LEAD, TRANSFER_LEAD, CONV_MECHANISMS_LEAD)
+HEADLINE_LEADS = (CONVERSATIONS_LEAD, TEST_LEAD, BANKS_LEAD, TRANSFER_LEAD,
+                  CONV_MECHANISMS_LEAD)
 CONV_MECHANISMS = "15_conversation_mechanisms"
 
 
@@ -683,7 +739,7 @@ def _chat_line(root: Path) -> str:
 def headline_lines(root: Path) -> list[tuple[str, str | None]]:
     """(lead, line or None) of the README block's one-line headlines after the tables, in
     order: `readme_headline` writes them, `update_readme` replaces them in a kept block."""
-    makers = (conversations_headline, test_headline, transfer_headline,
+    makers = (conversations_headline, test_headline, banks_headline, transfer_headline,
               conversation_mechanisms_headline)
     return [(lead, make(root)) for lead, make in zip(HEADLINE_LEADS, makers, strict=True)]
 
@@ -711,8 +767,8 @@ def readme_headline(root: Path) -> str:
          f"{_f(r['ci_high'])})", f"{_f(r['after_drift'])} ({_f(r['after_drift_ci_low'])}–"
          f"{_f(r['after_drift_ci_high'])})"] for r in rows])
     seeds = max((r.get("n_seeds") or 0) for r in rows)
-    tasks, test_line = tasks_table(root), test_headline(root)
-    lines = [part for text in (tasks, test_line) if text for part in (text, "")]
+    top = (tasks_table(root), test_headline(root), banks_headline(root))
+    lines = [part for text in top if text for part in (text, "")]
     lines += [f"{GAME_LEAD} (notebook 06; held out from training, but they steered choices: a "
               f"development set), {seeds} seeds pooled:", "", table]
     t = (_load(out / "targets.json") or {}).get("varied")
@@ -752,7 +808,7 @@ def readme_headline(root: Path) -> str:
                   + ", ".join(f"`{r['agent']}`{' (ceiling)' if r['agent'] == 'oracle' else ''}"
                               f" {r['wins']}" for r in pooled) + "."]
     for lead, line in headline_lines(root):
-        if line and lead != TEST_LEAD:  # the test line stands under the table
+        if line and lead not in (TEST_LEAD, BANKS_LEAD):  # these stand under the table
             lines += ["", line]
     lines += ["", REPORT_POINTER + " (both surfaces, ablations, training, export, dynamics, "
               "mechanisms, benchmarks): `reports/RESULTS.md`."]
@@ -819,6 +875,7 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("TextWorld (10)", textworld_section),
             ("Conversations (12)", conversations_section),
             ("Test splits (13)", test_splits_section),
+            ("Banks of phrasings scored once (game_bank)", banks_section),
             ("Transfer matrix (14)", transfer_section),
             ("Mechanisms on conversations (15)", conversation_mechanisms_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))

@@ -17,6 +17,7 @@ import pytest
 from mags_lib.errors import MagsError
 from mags_lib.game import GameConfig, generate_episode
 from mags_lib.game import phrasing as ph
+from mags_lib.paths import BANKS_DIR
 
 
 def _regex(template: str) -> re.Pattern:
@@ -25,12 +26,22 @@ def _regex(template: str) -> re.Pattern:
     return re.compile(".+?".join(re.escape(p) for p in parts))
 
 
-HELDOUT = [_regex(t) for t in ph.all_templates("heldout") + ph.all_templates("test")]
+FILE_BANKS = sorted(str(p) for p in BANKS_DIR.glob("*.json"))  # scored once, never trained on
+HELDOUT = [_regex(t) for t in ph.all_templates("heldout") + ph.all_templates("test")
+           + [t for bank in FILE_BANKS for t in ph.all_templates(bank)]]
 
 
 def heldout_hits(text: str) -> list[str]:
-    """The held-out (development) and test templates `text` matches."""
+    """The held-out (development) and test templates `text` matches (the committed file banks'
+    too)."""
     return [p.pattern for p in HELDOUT if p.search(text)]
+
+
+def test_the_committed_file_banks_load_and_share_no_template_with_the_built_in_ones():
+    assert FILE_BANKS  # data/banks/ holds at least the one written on 2026-12-01
+    built_in = {t for split in ph.PHRASING_SETS for t in ph.all_templates(split)}
+    for bank in FILE_BANKS:
+        assert not set(ph.all_templates(bank)) & built_in, bank
 
 
 def test_train_heldout_and_test_banks_share_no_template_and_have_several_each():

@@ -613,3 +613,27 @@ def test_a_kept_readme_block_gets_a_rerun_chat_study_in_place(tmp_path):
     assert "0.100" not in text and text.count("The chat across restarts") == 1
     assert "current value 0.625 of 24 questions" in text
     assert text.index("The chat across restarts") < text.index("later line")
+
+
+def test_a_scored_bank_of_phrasings_reaches_the_report_and_the_readme_block(tmp_path):
+    from mags_lib.summary import banks_headline, banks_section, readme_headline
+
+    assert banks_headline(tmp_path) is None and "game_bank" in banks_section(tmp_path)
+    rows = _test_split_metrics()["game"]["headline"]
+    targets = {"after_drift_mags_minus_static_rag": 0.06, "mags_over_scripted": 0.863,
+               "met": {"after_drift": False, "vs_scripted": False}}
+    for name, smoke in (("mine", False), ("mine_smoke", True)):
+        folder = tmp_path / "game_bank" / name
+        folder.mkdir(parents=True)
+        (folder / "headline.json").write_text(json.dumps(rows))
+        (folder / "targets.json").write_text(json.dumps(targets))
+        (folder / "manifest.json").write_text(json.dumps({"bank": "mine:abc",
+                                                          "config": {"smoke": smoke}}))
+    line = banks_headline(tmp_path)
+    assert line.startswith("Banks of phrasings scored once") and "mine_smoke" not in line
+    assert "mine: `bare` 0.400 / 0.300" in line and "mags / mags_scripted 0.863 (no)" in line
+    assert "**mine** (`mine:abc`)" in banks_section(tmp_path)
+    _one_headline_row(tmp_path)
+    block = readme_headline(tmp_path)
+    assert block.count("Banks of phrasings scored once") == 1
+    assert block.index("Banks of phrasings") < block.index("The game in its development")
