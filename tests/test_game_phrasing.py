@@ -221,6 +221,7 @@ def test_an_other_bank_in_a_file_shows_its_own_words(tmp_path):
     (lambda d: d["announce"].pop("add"), "announce is not an object"),
     (lambda d: d["feedback"].append(["Right! {rule}"]), "feedback[5] is not a [right, wrong]"),
     (lambda d: d["decisions"].append("The {c on {w} turns: {opts}"), "not a valid template"),
+    (lambda d: d.update(name="../elsewhere"), "cannot name a results folder"),
 ])
 def test_a_bad_bank_file_is_refused_with_the_place_and_the_fix(tmp_path, edit, words):
     data = json.loads(ph.bank_json("train"))

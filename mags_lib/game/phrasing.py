@@ -296,8 +296,9 @@ def load_bank(path: str | Path) -> Bank:
         for j, t in enumerate(pair):
             _check_template(path, f"feedback[{i}][{j}]", t, "feedback")
     name = data.get("name", path.stem)
-    if not isinstance(name, str) or not name:
-        raise MagsError(f"phrasing bank {path}: name is not a string", "name the bank, or "
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", name):
+        raise MagsError(f"phrasing bank {path}: name {name!r} cannot name a results folder",
+                        "name the bank with letters, digits, '.', '_' or '-' (at most 64), or "
                         "leave name out (the file's stem is used)")
     return Bank(key=name, rules=tuple(data["rules"]),
                 announce={h: tuple(announce[h]) for h in HOWS},
