@@ -371,15 +371,6 @@ def test_splits_section(root: Path) -> str:
     return "\n".join(out)
 
 
-def _qa_agent(name: str, s: dict) -> str:
-    """One agent's conversation QA on the README line: F1, then current / stale on personas or
-    evidence@10 on LoCoMo."""
-    p = s.get("persona") or {}
-    extra = (f" / current {_f(p.get('current_accuracy'))} / stale {_f(p.get('stale_rate'))}"
-             if p else f" / evidence@10 {_f(s.get('recall@10'))}")
-    return f"`{name}`{' (upper bound)' if s['upper_bound'] else ''} F1 {_f(s.get('f1'))}{extra}"
-
-
 def _beaten(qa: dict) -> str:
     """A README note where an agent beats an upper bound of the same run ('' where none)."""
     from mags_lib.evaluation.conversation_qa import bound_breaches
