@@ -3,6 +3,7 @@
     chat    talk to MAGS; its memory persists (apps/chat_cli.py)
     play    play the senseless game, or watch an agent play it (apps/play.py)
     graph   write a saved memory as an interactive HTML graph
+    bank    score a bank of the game's phrasings as the test bank is (apps/bank_cli.py)
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import sys
 
 COMMANDS = {"chat": "mags_lib.apps.chat_cli", "play": "mags_lib.apps.play",
-            "graph": "mags_lib.apps.graph_cli"}
+            "graph": "mags_lib.apps.graph_cli", "bank": "mags_lib.apps.bank_cli"}
 
 
 def main(argv: list[str] | None = None) -> int:

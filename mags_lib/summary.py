@@ -420,25 +420,30 @@ BANKS_LEAD = "Banks of phrasings scored once"
 
 
 def bank_runs(root: Path) -> dict[str, dict]:
-    """{bank folder: {"headline", "targets", "bank"}} of every full (not SMOKE) run of
-    `python -m mags_lib.evaluation.game_bank` under results/game_bank/."""
+    """{bank folder: {"headline", "targets", "bank", "writer"}} of every full (not SMOKE) run
+    of `python -m mags_lib bank` under results/game_bank/; "writer" is its
+    `--writer` report where one was made on the same bank content (else None)."""
     out = {}
     for folder in sorted((root / "game_bank").glob("*")):
         rows, targets = _load(folder / "headline.json"), _load(folder / "targets.json")
         run = _load(folder / "manifest.json") or {}
         if rows and targets is not None and not (run.get("config") or {}).get("smoke"):
-            out[folder.name] = {"headline": rows, "targets": targets, "bank": run.get("bank")}
+            writer = _load(folder / "writer.json") or {}
+            out[folder.name] = {"headline": rows, "targets": targets, "bank": run.get("bank"),
+                                "writer": writer if writer.get("bank") == run.get("bank")
+                                else None}
     return out
 
 
 def banks_section(root: Path) -> str:
     """Every bank of phrasings scored with `game_bank`: its headline table and targets."""
+    from mags_lib.evaluation.bank_writer import frames_markdown
     from mags_lib.evaluation.headline import headline_markdown
 
     runs = bank_runs(root)
     if not runs:
         return _missing("a scored bank of phrasings",
-                        "python -m mags_lib.evaluation.game_bank data/banks/<bank>.json")
+                        "python -m mags_lib bank data/banks/<bank>.json")
     out = []
     for name, r in runs.items():
         t = r["targets"]
@@ -448,6 +453,8 @@ def banks_section(root: Path) -> str:
                 f"{_f(t['met'].get('after_drift'))}); mags / mags_scripted "
                 f"{_f(t.get('mags_over_scripted'))} (≥ 0.9: {_f(t['met'].get('vs_scripted'))}).",
                 ""]
+        if r["writer"]:
+            out += [frames_markdown(r["writer"]), ""]
     return "\n".join(out).rstrip()
 
 
@@ -467,7 +474,7 @@ def banks_headline(root: Path) -> str | None:
             f"{_f(t.get('after_drift_mags_minus_static_rag'), signed=True)} "
             f"({_f(t['met'].get('after_drift'))}), mags / mags_scripted "
             f"{_f(t.get('mags_over_scripted'))} ({_f(t['met'].get('vs_scripted'))})")
-    return (f"{BANKS_LEAD} (`python -m mags_lib.evaluation.game_bank`, notebook 13's settings; "
+    return (f"{BANKS_LEAD} (`python -m mags_lib bank`, notebook 13's settings; "
             "accuracy / after drift): " + "; ".join(parts) + ".")
 
 

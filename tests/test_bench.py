@@ -130,4 +130,8 @@ def test_conversation_bench_reads_and_answers_with_mags(tmp_path):
     assert set(result["targets"]) == {"turn_p50", "question_p50"}
     assert {"write", "apply_step"} <= set(result["stages_p50"]["turn"])
     assert "answer" in result["stages_p50"]["question"]
+    # the reader is the evaluation's ('auto'): the trained answer model where notebook 04 wrote
+    # one, else the embedded base model, said which
+    assert result["reader"]["model"] == "embedded" or result["reader"]["model"].endswith(".gguf")
+    assert result["reader"]["what"]
     assert json.loads(out.read_text())["turn_s"] == result["turn_s"]

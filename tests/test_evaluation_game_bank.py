@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
+from mags_lib.apps.bank_cli import main
 from mags_lib.embed import HashingEmbedder
-from mags_lib.evaluation.game_bank import bank_eval_config, main, report, score_bank
+from mags_lib.evaluation.game_bank import bank_eval_config, report, score_bank
 from mags_lib.game import phrasing
 from mags_lib.game.rule_reader import RuleReaderLLM
 

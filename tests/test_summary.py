@@ -618,7 +618,7 @@ def test_a_kept_readme_block_gets_a_rerun_chat_study_in_place(tmp_path):
 def test_a_scored_bank_of_phrasings_reaches_the_report_and_the_readme_block(tmp_path):
     from mags_lib.summary import banks_headline, banks_section, readme_headline
 
-    assert banks_headline(tmp_path) is None and "game_bank" in banks_section(tmp_path)
+    assert banks_headline(tmp_path) is None and "mags_lib bank" in banks_section(tmp_path)
     rows = _test_split_metrics()["game"]["headline"]
     targets = {"after_drift_mags_minus_static_rag": 0.06, "mags_over_scripted": 0.863,
                "met": {"after_drift": False, "vs_scripted": False}}
@@ -633,6 +633,19 @@ def test_a_scored_bank_of_phrasings_reaches_the_report_and_the_readme_block(tmp_
     assert line.startswith("Banks of phrasings scored once") and "mine_smoke" not in line
     assert "mine: `bare` 0.400 / 0.300" in line and "mags / mags_scripted 0.863 (no)" in line
     assert "**mine** (`mine:abc`)" in banks_section(tmp_path)
+    assert "alone on bank" not in banks_section(tmp_path)
+    # the write model judged alone on the bank (`game_bank --writer`) joins its section, but
+    # only a report on the same bank content
+    writer = {"bank": "mine:abc", "model": "w", "n": 4, "op_accuracy": 0.5, "parsed": 1.0,
+              "op_confusion": {"update": {"none": 2}}, "frames": [
+                  {"frame": "announce/change: It corrects itself: {rule}", "n": 2,
+                   "gold_ops": {"update": 2}, "accuracy": 0.0, "errors": {"update -> none": 2}}]}
+    (tmp_path / "game_bank" / "mine" / "writer.json").write_text(json.dumps(writer))
+    assert "| announce/change: It corrects itself: {rule} | 2 | update 2 | 0.000 |" \
+        in banks_section(tmp_path)
+    (tmp_path / "game_bank" / "mine" / "writer.json").write_text(json.dumps(
+        {**writer, "bank": "mine:old"}))
+    assert "alone on bank" not in banks_section(tmp_path)
     _one_headline_row(tmp_path)
     block = readme_headline(tmp_path)
     assert block.count("Banks of phrasings scored once") == 1

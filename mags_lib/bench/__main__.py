@@ -101,6 +101,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="LoCoMo sample id (training split) or a persona dev seed")
     p.add_argument("--turns", type=int, default=200, help="turns read from the start")
     p.add_argument("--questions", type=int, default=20, help="questions answered at most")
+    p.add_argument("--reader", default="auto",
+                   help="the answer model: 'auto' (as notebooks 12 and 13), 'embedded', a .gguf")
     p.add_argument("--out", default="results/bench/conversation.json",
                    help="also write the JSON here (default results/bench/conversation.json)")
     return parser
@@ -120,7 +122,7 @@ def main(argv: list[str] | None = None) -> dict:
 
         result = bench_conversation(ConversationBenchConfig(
             source=args.source, conversation=args.conversation, turns=args.turns,
-            questions=args.questions))
+            questions=args.questions, reader=args.reader))
     elif args.command == "parser":
         from mags_lib.bench.parser_bench import SHAPES, ParserBenchConfig, bench_parser
 

@@ -1,15 +1,16 @@
 """Seconds a turn for `mags` to read a conversation, and seconds a question to answer one.
 
     python -m mags_lib.bench conversation [--source locomo] [--conversation conv-26]
-                                          [--turns 200] [--questions 20]
+                                          [--turns 200] [--questions 20] [--reader auto]
                                           [--out results/bench/conversation.json]
 
 `mags` (notebook 04's ask and write models; where they are missing, the embedded base model
 plays both roles and the JSON says so) reads the first `turns` turns of one conversation, as
 notebook 12 feeds it (one dated observation a turn: the write model's call, the memory's write
 and step), each turn timed; then answers `questions` of its questions whose evidence lies in
-those turns (the ask model, recall, and the free-text answer of `agents/open_answer.py` with
-the embedded base model), each timed. Default: LoCoMo's conv-26, a training conversation
+those turns (the ask model, recall, and the free-text answer of `agents/open_answer.py` by
+the reader notebooks 12 and 13 answer with: `reader_model`'s 'auto', the trained answer model's
+GGUF, else the embedded base model, said so), each timed. Default: LoCoMo's conv-26, a training conversation
 (where LoCoMo is absent, the first development persona, said so). Issue 40's targets: p50 at
 most 0.5 s a turn and 1.0 s a question on 2 cores. The generation cache is off.
 `stages_p50` splits both into the agent's own stages (a turn: the write model's call, the
@@ -33,6 +34,9 @@ class ConversationBenchConfig:
     questions: int = field(default=20, metadata={"help": "questions answered at most"})
     models: dict[str, str] = field(default_factory=lambda: {"ask": "auto", "write": "auto"},
                                    metadata={"help": "mags's role models, as EvalConfig.models"})
+    reader: str = field(default="auto", metadata={
+        "help": "the answer model: 'auto' (as notebooks 12 and 13: the trained answer model's "
+                "GGUF, else the embedded base model), 'embedded', or a .gguf path"})
     threads: int | None = field(default=None, metadata={"help": "llama.cpp threads"})
     turn_target_s: float = field(default=0.5, metadata={"help": "p50 seconds a turn at most"})
     question_target_s: float = field(default=1.0, metadata={
@@ -73,6 +77,7 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
     from mags_lib.bench.agent_bench import AgentBenchConfig, role_model_paths
     from mags_lib.bench.timing import machine_info
     from mags_lib.embed import default_embedder
+    from mags_lib.evaluation.conversation_study import reader_model
     from mags_lib.game.base import Observation
     from mags_lib.llm import LLMConfig, load_llm
     from mags_lib.rss import peak_rss_mb
@@ -83,6 +88,8 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
     paths, missing = role_model_paths(AgentBenchConfig(models=cfg.models))
     roles = {role: llm if path == "embedded" else load_llm(replace(base, model=path))
              for role, path in paths.items()}
+    reader, reader_note = reader_model(cfg.reader)
+    answer_llm = llm if reader == "embedded" else load_llm(replace(base, model=reader))
     agent = make_agent("mags", llm, k=5, embedder=MemoEmbedder(default_embedder()), roles=roles)
     agent.reset(0)
     observations = conv.stream()[:cfg.turns]
@@ -102,7 +109,7 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
         lines = [x["text"] for x in agent.memory_lines(Observation(qa.asked(), turn=len(read),
                                                                    kind="question"))]
         t1 = time.perf_counter()
-        answer_open(llm, lines, qa.asked(), max_tokens=24, seed=0)
+        answer_open(answer_llm, lines, qa.asked(), max_tokens=24, seed=0)
         question_s.append(time.perf_counter() - t0)
         question_stages.append({**{k: v for k, v in (getattr(agent, "last_timing", {}) or {})
                                    .items() if k in ("ask", "recall")},
@@ -110,6 +117,7 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
     turn_p50, question_p50 = _p(turn_s, 50), _p(question_s, 50)
     return {"config": asdict(cfg), "conversation": conv.sample_id, "note": "; ".join(
                 x for x in (note, missing) if x), "role_models": paths,
+            "reader": {"model": reader, "what": reader_note},
             "turns": len(turn_s), "questions": len(question_s),
             "turn_s": {"p50": turn_p50, "p95": _p(turn_s, 95)},
             "question_s": {"p50": question_p50, "p95": _p(question_s, 95)},

@@ -1,13 +1,14 @@
-"""`python -m mags_lib.evaluation.game_bank BANK.json`: the game's closed loop on a bank of
-phrasings, scored exactly as notebook 13 scores the test bank.
+"""The game's closed loop on a bank of phrasings, scored exactly as notebook 13 scores the
+test bank (the command is `python -m mags_lib bank BANK.json`, `apps/bank_cli.py`).
 
 The issue behind the test bank also promises that "a bank of phrasings kept outside the
 project will be scored the same way". This is that way: write the bank as JSON
-(`python -m mags_lib.evaluation.game_bank --example bank.json` writes the training bank as a
+(`python -m mags_lib bank --example bank.json` writes the training bank as a
 model to edit; `game.phrasing.load_bank` says what each list holds and checks it), then
 
-    python -m mags_lib.evaluation.game_bank bank.json            # 3 seeds x 200 turns
-    python -m mags_lib.evaluation.game_bank bank.json --smoke    # one short game, a check
+    python -m mags_lib bank bank.json            # 3 seeds x 200 turns
+    python -m mags_lib bank bank.json --smoke    # one short game, a check
+    python -m mags_lib bank bank.json --writer   # the write model alone, by frame
 
 Notebook 13's agents (`bare`, `oracle`, `static_rag`, the upper bound `mags_scripted`, `mags`)
 play the same seeded games with notebook 04's models and notebook 06's settings
@@ -17,14 +18,13 @@ the headline table and the targets (after drift `mags` − `static_rag` ≥ +0.1
 `targets.json`, every game in `games.jsonl` with explanations, the summary in `metrics.json`,
 `config.json`, `manifest.json`). Games already played with the same bank
 content and models are reused (`--fresh` replays them all). The bank never reaches a dataset:
-synthesis reads the training bank only.
+synthesis reads the training bank only. `--writer` plays no game: it judges the write model
+alone on the bank's write turns and splits its op accuracy by the bank's templates
+(`bank_writer`), to say which frame a lost score comes from; it writes `writer.json` there.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -119,45 +119,3 @@ def report(metrics: dict[str, Any]) -> str:
             t.get("mags_over_scripted"), t["met"].get("vs_scripted"), "≥ 0.9", False,
             {"mags", "mags_scripted"}) + ".")
     return "\n".join(out)
-
-
-def main(argv: list[str] | None = None) -> int:
-    from mags_lib.errors import MagsError
-
-    ap = argparse.ArgumentParser(prog="python -m mags_lib.evaluation.game_bank",
-                                 description=__doc__.split("\n\n")[0])
-    ap.add_argument("bank", help="a JSON bank of phrasings (or a built-in set: train, heldout, "
-                                 "test)")
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    ap.add_argument("--turns", type=int, default=200, help="turns a game")
-    ap.add_argument("--agents", nargs="+", default=list(GAME_AGENTS))
-    ap.add_argument("--smoke", action="store_true", help="one short game, to check the bank")
-    ap.add_argument("--fresh", action="store_true", help="replay games played before")
-    ap.add_argument("--example", action="store_true",
-                    help="write the training bank as JSON to BANK (a model to edit) and stop")
-    args = ap.parse_args(argv)
-    if args.example:
-        from mags_lib.atomic import write_text
-        from mags_lib.game.phrasing import bank_json
-
-        path = Path(args.bank)
-        if path.exists():
-            print(f"{path} exists; choose a new path for the example", file=sys.stderr)
-            return 2
-        write_text(path, bank_json("train", name=path.stem))
-        print(f"wrote the training bank to {path}; edit its lists, then score it: "
-              f"python -m mags_lib.evaluation.game_bank {path}")
-        return 0
-    try:
-        metrics = score_bank(args.bank, seeds=args.seeds, episode_length=args.turns,
-                             agents=args.agents, smoke=args.smoke, resume=not args.fresh)
-    except MagsError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(report(metrics))
-    print(json.dumps({"results": metrics["out_dir"]}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

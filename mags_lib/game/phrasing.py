@@ -20,7 +20,7 @@ Every bank is split in three, by `GameConfig.phrasings`:
 A bank kept outside the project is played the same way: `GameConfig(phrasings="bank.json")`,
 a JSON file with the five lists a bank has (`load_bank` checks it and says what is wrong;
 `bank_json("train")` writes the training bank in that form, as an example), and
-`python -m mags_lib.evaluation.game_bank bank.json` scores it as notebook 13 scores the test
+`python -m mags_lib bank bank.json` scores it as notebook 13 scores the test
 bank. Such a file never enters a dataset (synthesis reads `"train"` only).
 
 The ground truth (`StepTruth.rule_text`, the engram targets) keeps the canonical sentence, so a

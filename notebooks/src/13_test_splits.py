@@ -77,7 +77,7 @@ out = results_dir(NAME)
 # %%
 run = PartialRun(NAME, smoke=SMOKE, metrics={"smoke": SMOKE})  # keeps the last complete run
 print(decision_llm_settings("auto", "completion")["note"])
-# the test bank's settings, shared with `python -m mags_lib.evaluation.game_bank BANK.json`,
+# the test bank's settings, shared with `python -m mags_lib bank BANK.json`,
 # which scores a bank of phrasings kept outside the project the same way
 game_cfg = bank_eval_config("test", seeds=SEEDS, episode_length=EPISODE_LENGTH,
                             agents=GAME_AGENTS, models=MODELS, embedder=EMBEDDER, k=K,
