@@ -458,6 +458,16 @@ def banks_section(root: Path) -> str:
     return "\n".join(out).rstrip()
 
 
+def _writer_clause(writer: dict | None) -> str:
+    """'; the write model alone ...' with its worst frame, from a `--writer` report."""
+    if not writer or not writer.get("frames"):
+        return ""
+    worst = writer["frames"][0]
+    frame = worst["frame"].split(": ", 1)[-1]
+    return (f"; the write model alone (`--writer`) op accuracy {_f(writer['op_accuracy'])}, "
+            f"worst frame \"{frame}\" {_f(worst['accuracy'])} of {worst['n']} turns")
+
+
 def banks_headline(root: Path) -> str | None:
     """The README's line: each scored bank, the agents' accuracy / after drift, the targets."""
     runs = bank_runs(root)
@@ -473,7 +483,8 @@ def banks_headline(root: Path) -> str | None:
             + f"; targets: after drift − static_rag "
             f"{_f(t.get('after_drift_mags_minus_static_rag'), signed=True)} "
             f"({_f(t['met'].get('after_drift'))}), mags / mags_scripted "
-            f"{_f(t.get('mags_over_scripted'))} ({_f(t['met'].get('vs_scripted'))})")
+            f"{_f(t.get('mags_over_scripted'))} ({_f(t['met'].get('vs_scripted'))})"
+            + _writer_clause(r["writer"]))
     return (f"{BANKS_LEAD} (`python -m mags_lib bank`, notebook 13's settings; "
             "accuracy / after drift): " + "; ".join(parts) + ".")
 

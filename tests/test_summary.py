@@ -643,6 +643,8 @@ def test_a_scored_bank_of_phrasings_reaches_the_report_and_the_readme_block(tmp_
     (tmp_path / "game_bank" / "mine" / "writer.json").write_text(json.dumps(writer))
     assert "| announce/change: It corrects itself: {rule} | 2 | update 2 | 0.000 |" \
         in banks_section(tmp_path)
+    assert ('op accuracy 0.500, worst frame "It corrects itself: {rule}" 0.000 of 2 turns'
+            in banks_headline(tmp_path))
     (tmp_path / "game_bank" / "mine" / "writer.json").write_text(json.dumps(
         {**writer, "bank": "mine:old"}))
     assert "alone on bank" not in banks_section(tmp_path)
