@@ -695,6 +695,33 @@ def agent_bench_section(root: Path) -> str:
     return text
 
 
+def conversation_bench_section(root: Path) -> str:
+    """`bench conversation`: `mags` reading one conversation and answering its questions, p50 /
+    p95 seconds with each stage's p50, the targets, and which models (reader included) ran."""
+    m = _load(root / "bench" / "conversation.json")
+    if not m:
+        return _missing("results/bench/conversation.json", "python -m mags_lib.bench conversation")
+    stages = m.get("stages_p50") or {}
+    rows = []
+    for kind, n, names in (("turn", m.get("turns"), ("write", "write_recall", "apply_step")),
+                           ("question", m.get("questions"), ("ask", "recall", "answer"))):
+        s = m.get(f"{kind}_s") or {}
+        rows.append([kind, n, _f(s.get("p50"), 3), _f(s.get("p95"), 3),
+                     ", ".join(f"{x} {_f((stages.get(kind) or {}).get(x), 3)}" for x in names)])
+    targets = m.get("targets") or {}
+    met = "; ".join(f"{k.split('_')[0]} p50 {_f(t.get('value'), 3)} (≤ {t.get('limit_s')} s: "
+                    f"{_f(t.get('met'))})" for k, t in targets.items())
+    reader = (m.get("reader") or {}).get("model")
+    models = ", ".join(f"{role} `{_name(p)}`" for role, p in (m.get("role_models") or {}).items())
+    return (f"On {m.get('conversation')} (memory of {m.get('memory_size')} nodes; "
+            f"peak RSS {_f(m.get('peak_rss_mb'), 0)} MB):\n\n"
+            + _table(["", "n", "p50 s", "p95 s", "stages p50 s"], rows)
+            + f"\n\nTargets: {met}. Models: {models}; reader "
+            + (f"`{_name(reader)}`" if reader else "the embedded base model (an earlier run: the "
+               "benchmark did not yet name its reader)")
+            + (f". {m['note']}" if m.get("note") else "") + ".")
+
+
 def _name(path: Any) -> str:
     """A model file by its name (results hold absolute paths of the machine that ran them)."""
     return Path(str(path)).name if path else "?"
@@ -887,7 +914,8 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("Banks of phrasings scored once (game_bank)", banks_section),
             ("Transfer matrix (14)", transfer_section),
             ("Mechanisms on conversations (15)", conversation_mechanisms_section),
-            ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section))
+            ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section),
+            ("Conversation benchmark", conversation_bench_section))
 
 
 KEPT = "_Kept from the previous report: this run's `results/` lacks it ({why})._"

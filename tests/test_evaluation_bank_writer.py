@@ -92,3 +92,16 @@ def test_cli_writer_writes_its_report(tmp_path, monkeypatch, capsys):
     assert "alone on bank `probe" in out
     saved = json.loads((tmp_path / "results" / "game_bank" / "probe" / "writer.json").read_text())
     assert saved["model"] == "scripted-writer" and saved["frames"]
+
+
+def test_the_change_frame_probe_loads_and_tells_its_frames_apart():
+    """configs/probes/change_frames.json (a development probe, docs/journal.md 2026-12-01):
+    a valid bank whose templates are all distinct, so each turn has exactly one frame."""
+    from mags_lib.game.phrasing import load_bank
+    from mags_lib.paths import PROJ_ROOT
+
+    path = str(PROJ_ROOT / "configs" / "probes" / "change_frames.json")
+    probe = load_bank(path)
+    assert len(probe.announce["change"]) == 14
+    labels = [label.split(": ", 1)[1] for label, _ in bank_frames(path)]
+    assert len(labels) == len(set(labels))

@@ -652,3 +652,25 @@ def test_a_scored_bank_of_phrasings_reaches_the_report_and_the_readme_block(tmp_
     block = readme_headline(tmp_path)
     assert block.count("Banks of phrasings scored once") == 1
     assert block.index("Banks of phrasings") < block.index("The game in its development")
+
+
+def test_the_conversation_benchmark_has_its_section_with_the_reader(tmp_path):
+    from mags_lib.summary import conversation_bench_section
+
+    assert "python -m mags_lib.bench conversation" in conversation_bench_section(tmp_path)
+    bench = {"conversation": "conv-26", "turns": 200, "questions": 20, "memory_size": 52,
+             "peak_rss_mb": 1200.0, "turn_s": {"p50": 0.47, "p95": 0.81},
+             "question_s": {"p50": 0.75, "p95": 0.92},
+             "stages_p50": {"turn": {"write": 0.43}, "question": {"answer": 0.42, "ask": 0.27}},
+             "targets": {"turn_p50": {"limit_s": 0.5, "value": 0.47, "met": True},
+                         "question_p50": {"limit_s": 1.0, "value": 0.75, "met": True}},
+             "role_models": {"write": "/x/write-grpo-q8_0.gguf"},
+             "reader": {"model": "/x/answer-grpo-q8_0.gguf", "what": "the trained answer model"}}
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "conversation.json").write_text(json.dumps(bench))
+    text = conversation_bench_section(tmp_path)
+    assert "| question | 20 | 0.750 | 0.920 | ask 0.270, recall –, answer 0.420 |" in text
+    assert "turn p50 0.470 (≤ 0.5 s: yes)" in text and "reader `answer-grpo-q8_0.gguf`" in text
+    del bench["reader"]  # a run from before the benchmark named its reader
+    (tmp_path / "bench" / "conversation.json").write_text(json.dumps(bench))
+    assert "did not yet name its reader" in conversation_bench_section(tmp_path)
