@@ -420,18 +420,22 @@ BANKS_LEAD = "Banks of phrasings scored once"
 
 
 def bank_runs(root: Path) -> dict[str, dict]:
-    """{bank folder: {"headline", "targets", "bank", "writer"}} of every full (not SMOKE) run
-    of `python -m mags_lib bank` under results/game_bank/; "writer" is its
-    `--writer` report where one was made on the same bank content (else None)."""
+    """{bank folder: {"headline", "targets", "bank", "writer", "other_writers"}} of every full
+    (not SMOKE) run of `python -m mags_lib bank` under results/game_bank/; "writer" is the
+    deployed write model's `--writer` report (`writer.json`) where one was made on the same bank
+    content (else None), "other_writers" the reports of other write models on it
+    (`writer-<file>.json`, `--write-model`), which only `reports/RESULTS.md` shows."""
     out = {}
     for folder in sorted((root / "game_bank").glob("*")):
         rows, targets = _load(folder / "headline.json"), _load(folder / "targets.json")
         run = _load(folder / "manifest.json") or {}
         if rows and targets is not None and not (run.get("config") or {}).get("smoke"):
             writer = _load(folder / "writer.json") or {}
+            others = [w for w in (_load(f) or {} for f in sorted(folder.glob("writer-*.json")))
+                      if w.get("bank") == run.get("bank")]
+            same = writer.get("bank") == run.get("bank") and writer.get("deployed", True)
             out[folder.name] = {"headline": rows, "targets": targets, "bank": run.get("bank"),
-                                "writer": writer if writer.get("bank") == run.get("bank")
-                                else None}
+                                "writer": writer if same else None, "other_writers": others}
     return out
 
 
@@ -453,8 +457,8 @@ def banks_section(root: Path) -> str:
                 f"{_f(t['met'].get('after_drift'))}); mags / mags_scripted "
                 f"{_f(t.get('mags_over_scripted'))} (≥ 0.9: {_f(t['met'].get('vs_scripted'))}).",
                 ""]
-        if r["writer"]:
-            out += [frames_markdown(r["writer"]), ""]
+        for writer in ([r["writer"]] if r["writer"] else []) + r.get("other_writers", []):
+            out += [frames_markdown(writer), ""]
     return "\n".join(out).rstrip()
 
 
@@ -722,6 +726,25 @@ def conversation_bench_section(root: Path) -> str:
             + (f". {m['note']}" if m.get("note") else "") + ".")
 
 
+def llm_bench_section(root: Path) -> str:
+    """`bench llm`: each GGUF's quantization, size, load time, prompt evaluation (p50 s for the
+    benchmark's prompt, tokens/s) and the p50 ms of a new token."""
+    m = _load(root / "bench" / "llm.json")
+    if not m or not m.get("models"):
+        return _missing("results/bench/llm.json", "python -m mags_lib.bench llm")
+    cfg = m.get("config") or {}
+    rows = [[f"`{r['model']}`", r.get("file_type"), _f(r.get("size_mb"), 1),
+             _f(r.get("load_s"), 2), _f(r.get("prompt_s_p50"), 3),
+             _f(r.get("prompt_tokens_per_s"), 0), _f(r.get("new_token_ms_p50"), 1)]
+            for r in m["models"]]
+    load = (m.get("machine") or {}).get("load_average_1m_5m_15m")
+    return (f"A prompt of {cfg.get('prompt_tokens')} tokens read from an empty cache and "
+            f"{cfg.get('gen_tokens')} new tokens, {cfg.get('repeats')} times (p50)"
+            + (f"; load average at the start {load}" if load else "") + ":\n\n"
+            + _table(["model", "type", "MB", "load s", "prompt s", "prompt tokens/s",
+                      "new token ms"], rows))
+
+
 def _name(path: Any) -> str:
     """A model file by its name (results hold absolute paths of the machine that ran them)."""
     return Path(str(path)).name if path else "?"
@@ -915,7 +938,8 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("Transfer matrix (14)", transfer_section),
             ("Mechanisms on conversations (15)", conversation_mechanisms_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section),
-            ("Conversation benchmark", conversation_bench_section))
+            ("Conversation benchmark", conversation_bench_section),
+            ("LLM benchmark", llm_bench_section))
 
 
 KEPT = "_Kept from the previous report: this run's `results/` lacks it ({why})._"

@@ -83,15 +83,47 @@ def test_missing_write_model_names_the_fix(tmp_path):
         write_model(str(tmp_path / "none.gguf"))
 
 
-def test_cli_writer_writes_its_report(tmp_path, monkeypatch, capsys):
+def test_cli_writer_keeps_one_report_per_write_model(tmp_path, monkeypatch, capsys):
+    """The deployed write model's report is writer.json (what the README's bank line reads);
+    judging another GGUF with --write-model writes writer-<stem>.json beside it and leaves the
+    deployed model's report as it was."""
     path = _bank(tmp_path, "Odd news, heard twice: {rule}")
+    gguf = tmp_path / "gguf"
+    gguf.mkdir()
+    (gguf / "write-grpo-q8_0.gguf").write_bytes(b"x")
+    (tmp_path / "other writer.gguf").write_bytes(b"x")
+    monkeypatch.setattr("mags_lib.paths.GGUF_DIR", gguf)
+    monkeypatch.setattr("mags_lib.paths.MODELS_DIR", tmp_path / "no_models")
     monkeypatch.setattr("mags_lib.evaluation.bank_writer.write_model", lambda spec: Writer())
     monkeypatch.setattr("mags_lib.paths.RESULTS_DIR", tmp_path / "results")
+    folder = tmp_path / "results" / "game_bank" / "probe"
+
     assert bank_cli.main([path, "--writer", "--per-op", "3"]) == 0
     out = capsys.readouterr().out
-    assert "alone on bank `probe" in out
-    saved = json.loads((tmp_path / "results" / "game_bank" / "probe" / "writer.json").read_text())
-    assert saved["model"] == "scripted-writer" and saved["frames"]
+    assert "Write model `write-grpo-q8_0.gguf` alone on bank `probe" in out
+    deployed = json.loads((folder / "writer.json").read_text())
+    assert deployed["model"] == "scripted-writer" and deployed["frames"]
+    assert deployed["deployed"] is True and deployed["model_file"] == "write-grpo-q8_0.gguf"
+
+    assert bank_cli.main([path, "--writer", "--per-op", "3", "--write-model",
+                          str(tmp_path / "other writer.gguf")]) == 0
+    assert "(not the deployed write model)" in capsys.readouterr().out
+    other = json.loads((folder / "writer-other_writer.json").read_text())
+    assert other["deployed"] is False and other["model_file"] == "other writer.gguf"
+    assert json.loads((folder / "writer.json").read_text()) == deployed
+    # the deployed model named by its path is still the deployed model
+    assert bank_cli.main([path, "--writer", "--per-op", "3", "--write-model",
+                          str(gguf / "write-grpo-q8_0.gguf")]) == 0
+    assert sorted(p.name for p in folder.glob("writer*.json")) == [
+        "writer-other_writer.json", "writer.json"]
+
+
+def test_cli_writer_without_a_model_names_the_fix(tmp_path, monkeypatch, capsys):
+    path = _bank(tmp_path, "Odd news, heard twice: {rule}")
+    monkeypatch.setattr("mags_lib.paths.RESULTS_DIR", tmp_path / "results")
+    assert bank_cli.main([path, "--writer", "--write-model", str(tmp_path / "x.gguf")]) == 2
+    assert "--write-model" in capsys.readouterr().err
+    assert not (tmp_path / "results" / "game_bank").exists()
 
 
 def test_the_change_frame_probe_loads_and_tells_its_frames_apart():

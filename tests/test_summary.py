@@ -645,6 +645,19 @@ def test_a_scored_bank_of_phrasings_reaches_the_report_and_the_readme_block(tmp_
         in banks_section(tmp_path)
     assert ('op accuracy 0.500, worst frame "It corrects itself: {rule}" 0.000 of 2 turns'
             in banks_headline(tmp_path))
+    # another write model's report (`--write-model`) shows in RESULTS.md, never on the README line
+    (tmp_path / "game_bank" / "mine" / "writer-other.json").write_text(json.dumps(
+        {**writer, "model_file": "other.gguf", "deployed": False, "op_accuracy": 0.25,
+         "frames": [{**writer["frames"][0], "frame": "announce/change: Hark: {rule}"}]}))
+    section = banks_section(tmp_path)
+    assert "Write model `other.gguf` (not the deployed write model) alone on bank" in section
+    assert section.index("Write model `w`") < section.index("Write model `other.gguf`")
+    assert "Hark" not in banks_headline(tmp_path)
+    assert "op accuracy 0.500" in banks_headline(tmp_path)
+    (tmp_path / "game_bank" / "mine" / "writer.json").write_text(json.dumps(
+        {**writer, "deployed": False}))
+    assert "alone (`--writer`)" not in banks_headline(tmp_path)
+    (tmp_path / "game_bank" / "mine" / "writer-other.json").unlink()
     (tmp_path / "game_bank" / "mine" / "writer.json").write_text(json.dumps(
         {**writer, "bank": "mine:old"}))
     assert "alone on bank" not in banks_section(tmp_path)
@@ -674,3 +687,19 @@ def test_the_conversation_benchmark_has_its_section_with_the_reader(tmp_path):
     del bench["reader"]  # a run from before the benchmark named its reader
     (tmp_path / "bench" / "conversation.json").write_text(json.dumps(bench))
     assert "did not yet name its reader" in conversation_bench_section(tmp_path)
+
+
+def test_the_llm_benchmark_has_its_section(tmp_path):
+    from mags_lib.summary import llm_bench_section
+
+    assert "python -m mags_lib.bench llm" in llm_bench_section(tmp_path)
+    bench = {"config": {"prompt_tokens": 130, "gen_tokens": 16, "repeats": 5},
+             "machine": {"load_average_1m_5m_15m": [0.1, 0.2, 0.3]},
+             "models": [{"model": "smollm2.Q4_1.gguf", "file_type": "Q4_1", "size_mb": 95.2,
+                         "load_s": 0.31, "prompt_s_p50": 0.69, "prompt_tokens_per_s": 188.4,
+                         "new_token_ms_p50": 21.5}]}
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "llm.json").write_text(json.dumps(bench))
+    text = llm_bench_section(tmp_path)
+    assert "A prompt of 130 tokens" in text and "[0.1, 0.2, 0.3]" in text
+    assert "| `smollm2.Q4_1.gguf` | Q4_1 | 95.2 | 0.31 | 0.690 | 188 | 21.5 |" in text

@@ -5,9 +5,11 @@ game's test bank, or (`--writer`) judge the write model alone on it, frame by fr
     python -m mags_lib bank mine.json --smoke       # one short game: does the bank play?
     python -m mags_lib bank mine.json               # 3 seeds x 200 turns, the two targets
     python -m mags_lib bank mine.json --writer      # where the write model loses it
+    python -m mags_lib bank mine.json --writer --write-model other.gguf   # another writer
 
 The scoring is `evaluation.game_bank` (what it plays and writes), the frames
-`evaluation.bank_writer`; results go to `results/game_bank/<bank name>/`.
+`evaluation.bank_writer`; results go to `results/game_bank/<bank name>/` (`writer.json` for the deployed write model,
+`writer-<file>.json` for any other, which the README never reads).
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from pathlib import Path
 
 def _judge_writer(args: argparse.Namespace) -> int:
     from mags_lib.errors import MagsError
-    from mags_lib.evaluation.bank_writer import frames_markdown, judge_bank_writer, write_model
+    from mags_lib.evaluation.bank_writer import (
+        frames_markdown,
+        is_deployed,
+        judge_bank_writer,
+        report_name,
+        write_model,
+        write_model_path,
+    )
     from mags_lib.game.phrasing import bank
     from mags_lib.manifest import write_json
     from mags_lib.paths import results_dir
@@ -31,11 +40,14 @@ def _judge_writer(args: argparse.Namespace) -> int:
         cfg = SynthConfig().resolved()  # the synthesis test seeds: no dataset holds their games
         rows = heldout_write_rows(cfg.split_seeds()["test"], cfg, args.per_op, 0,
                                   phrasings=args.bank)
+        path = write_model_path(args.write_model)
         report = judge_bank_writer(args.bank, rows, write_model(args.write_model))
     except MagsError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    out = results_dir(f"game_bank/{bank(args.bank).key}") / "writer.json"
+    deployed = is_deployed(path)
+    report = {**report, "model_file": path.name, "deployed": deployed}
+    out = results_dir(f"game_bank/{bank(args.bank).key}") / report_name(path, deployed)
     write_json(out, report)
     print(frames_markdown(report))
     print(json.dumps({"results": str(out)}))

@@ -90,13 +90,12 @@ def judge_bank_writer(phrasings: str, rows: list[dict], write_llm: Any, *,
             **report, "frames": frames}
 
 
-def write_model(spec: str = "auto") -> Any:
-    """The write model to judge: 'auto' is notebook 04's GGUF (as the closed loop loads it),
-    else a .gguf path; a clear error where there is none."""
+def write_model_path(spec: str = "auto") -> Path:
+    """The write model's GGUF: 'auto' is notebook 04's (as the closed loop loads it), else a
+    .gguf path; a clear error where there is none."""
     from mags_lib.checkpoints import final_model_name
     from mags_lib.errors import MagsError
     from mags_lib.evaluation.answer_model import find_gguf
-    from mags_lib.llm import LLMConfig, load_llm
 
     path = find_gguf(final_model_name("write")) if spec == "auto" else Path(spec)
     if path is None or not path.is_file():
@@ -104,14 +103,47 @@ def write_model(spec: str = "auto") -> Any:
         raise MagsError(f"no write model to judge: {where} not found",
                         "run notebooks 03 and 04 (make reproduce) or name a .gguf with "
                         "--write-model")
-    return load_llm(LLMConfig(model=str(path), n_ctx=1024))
+    return path
+
+
+def is_deployed(path: Path) -> bool:
+    """Whether `path` is the write model the closed loop loads (notebook 04's selected GGUF)."""
+    from mags_lib.checkpoints import final_model_name
+    from mags_lib.evaluation.answer_model import find_gguf
+
+    deployed = find_gguf(final_model_name("write"))
+    return deployed is not None and Path(path).resolve() == deployed.resolve()
+
+
+def report_name(path: Path, deployed: bool) -> str:
+    """The report's file in the bank's results folder: `writer.json` for the deployed write
+    model (the one the README's bank line reads), `writer-<file stem>.json` for any other,
+    so judging another model never replaces the deployed model's report.
+
+    >>> report_name(Path("models/gguf/write-grpo-q8_0.gguf"), True)
+    'writer.json'
+    >>> report_name(Path("/tmp/my writer.gguf"), False)
+    'writer-my_writer.json'
+    """
+    if deployed:
+        return "writer.json"
+    return "writer-" + re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(path).stem) + ".json"
+
+
+def write_model(spec: str = "auto") -> Any:
+    """The write model to judge, loaded as play loads it (`write_model_path`)."""
+    from mags_lib.llm import LLMConfig, load_llm
+
+    return load_llm(LLMConfig(model=str(write_model_path(spec)), n_ctx=1024))
 
 
 def frames_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown: op accuracy and confusion, then one row per frame."""
     import json
 
-    out = [f"Write model `{report['model']}` alone on bank `{report['bank']}`: {report['n']} "
+    who = report.get("model_file") or report["model"]
+    role = "" if report.get("deployed", True) else " (not the deployed write model)"
+    out = [f"Write model `{who}`{role} alone on bank `{report['bank']}`: {report['n']} "
            f"turns, op accuracy {report['op_accuracy']:.3f}, parsed {report['parsed']:.3f}",
            "", "op confusion (gold -> chosen): " + json.dumps(report["op_confusion"]), "",
            "| frame | turns | gold ops | op accuracy | errors (gold -> chosen) |",
