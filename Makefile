@@ -54,6 +54,7 @@ reproduce: setup ## Run the notebooks whose inputs changed (FORCE=1: all), the b
 	$(RESUME) --step bench-memory -- $(PY) -m mags_lib.bench memory --sizes $(if $(filter True true 1,$(SMOKE)),1000,1000$(,)10000$(,)100000) --out results/bench/memory.json >/dev/null
 	$(RESUME) --step bench-agent --after 04 -- $(PY) -m mags_lib.bench agent --turns $(if $(filter True true 1,$(SMOKE)),10$(,)20 --window 10,50$(,)200$(,)1000) --out results/bench/agent.json >/dev/null
 	$(RESUME) --step bench-conversation --after 04 -- $(PY) -m mags_lib.bench conversation $(if $(filter True true 1,$(SMOKE)),--turns 20 --questions 4) --out results/bench/conversation.json >/dev/null
+	$(RESUME) --step bench-llm --after 04 -- $(PY) -m mags_lib.bench llm $(if $(filter True true 1,$(SMOKE)),--repeats 1) --out results/bench/llm.json >/dev/null
 	$(RESUME) --step chat-restart --after 04 -- $(PY) -m mags_lib.apps.chat_study --split test --n $(if $(filter True true 1,$(SMOKE)),1,3) --out results/chat/chat_restart_test.json >/dev/null
 	$(PY) -m mags_lib.summary $(if $(filter True true 1,$(SMOKE)),,--out reports/RESULTS.md --readme README.md)
 
@@ -77,9 +78,11 @@ chat: setup ## Talk to MAGS; its memory persists in data/chat/memory (python -m 
 play: setup ## Play the senseless game (or watch an agent: make play ARGS="--agent mags")
 	$(PY) -m mags_lib play $(ARGS)
 
-bench: setup ## Memory and agent benchmarks (JSON on stdout and in results/bench/)
+bench: setup ## Memory, agent, conversation and LLM benchmarks (JSON on stdout and in results/bench/)
 	$(PY) -m mags_lib.bench memory --out results/bench/memory.json
 	$(PY) -m mags_lib.bench agent --out results/bench/agent.json
+	$(PY) -m mags_lib.bench conversation --out results/bench/conversation.json
+	$(PY) -m mags_lib.bench llm --out results/bench/llm.json
 
 summary: setup ## Every table of the last run (reports/RESULTS.md) and the README's headline block
 	$(PY) -m mags_lib.summary --out reports/RESULTS.md --readme README.md

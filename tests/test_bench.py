@@ -135,3 +135,39 @@ def test_conversation_bench_reads_and_answers_with_mags(tmp_path):
     assert result["reader"]["model"] == "embedded" or result["reader"]["model"].endswith(".gguf")
     assert result["reader"]["what"]
     assert json.loads(out.read_text())["turn_s"] == result["turn_s"]
+
+
+def test_llm_bench_times_the_embedded_model(tmp_path):
+    """`bench llm` loads the embedded Q4_1 model as the loop does and times a prompt read from an
+    empty cache and each new token; the JSON names the quantization."""
+    out = tmp_path / "llm.json"
+    result = run_bench("llm", "--models", "embedded", "--prompt-tokens", "24", "--gen-tokens",
+                       "2", "--repeats", "2", "--out", str(out))
+    assert json.loads(out.read_text()) == result
+    (model,) = result["models"]
+    assert model["file_type"] == "Q4_1" and model["model"].endswith(".gguf")
+    assert len(model["prompt_s"]) == 2 and model["prompt_s_p50"] > 0
+    assert model["prompt_tokens_per_s"] == pytest.approx(24 / model["prompt_s_p50"], rel=0.01)
+    assert model["new_token_ms_p50"] > 0 and model["load_s"] > 0
+    assert result["config"]["prompt_tokens"] == 24 and "cpu_count" in result["machine"]
+
+
+def test_llm_bench_names_the_file_it_cannot_read(tmp_path, monkeypatch):
+    from mags_lib.bench.llm_bench import LLMBenchConfig, bench_llm, model_paths
+    from mags_lib.errors import MagsError
+
+    monkeypatch.setattr("mags_lib.paths.GGUF_DIR", tmp_path / "no_gguf")
+    assert [p.name for p in model_paths(["gguf"])] == []  # no exports yet: nothing, no error
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\0" * 64)
+    with pytest.raises(MagsError, match="broken.gguf"):
+        bench_llm(LLMBenchConfig(models=[str(bad)], repeats=1))
+    with pytest.raises(MagsError, match="not found|no such|does not exist"):
+        model_paths([str(tmp_path / "absent.gguf")])
+    with pytest.raises(MagsError, match="repeats"):
+        LLMBenchConfig(repeats=0)
+    proc = subprocess.run([sys.executable, "-m", "mags_lib.bench", "llm", "--models",
+                           str(tmp_path / "absent.gguf"), "--out", str(tmp_path / "x.json")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 2 and "absent.gguf" in proc.stderr and "fix:" in proc.stderr
+    assert not (tmp_path / "x.json").exists()

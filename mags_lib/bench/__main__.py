@@ -11,6 +11,8 @@
     python -m mags_lib.bench conversation [--source locomo] [--conversation conv-26]
                                     [--turns 200] [--questions 20]
                                     [--out results/bench/conversation.json]
+    python -m mags_lib.bench llm    [--models embedded,gguf,PATH.gguf] [--prompt-tokens 130]
+                                    [--gen-tokens 16] [--repeats 5] [--out results/bench/llm.json]
 """
 
 from __future__ import annotations
@@ -105,6 +107,15 @@ def _parser() -> argparse.ArgumentParser:
                    help="the answer model: 'auto' (as notebooks 12 and 13), 'embedded', a .gguf")
     p.add_argument("--out", default="results/bench/conversation.json",
                    help="also write the JSON here (default results/bench/conversation.json)")
+    p = sub.add_parser("llm", help="each GGUF's load, prompt evaluation and new-token time")
+    p.add_argument("--models", default="embedded,gguf",
+                   help="comma-separated: 'embedded', 'gguf' (every models/gguf/*.gguf), paths")
+    p.add_argument("--prompt-tokens", type=int, default=130)
+    p.add_argument("--gen-tokens", type=int, default=16)
+    p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (all cores)")
+    p.add_argument("--out", default="results/bench/llm.json",
+                   help="also write the JSON here (default results/bench/llm.json)")
     return parser
 
 
@@ -123,6 +134,18 @@ def main(argv: list[str] | None = None) -> dict:
         result = bench_conversation(ConversationBenchConfig(
             source=args.source, conversation=args.conversation, turns=args.turns,
             questions=args.questions, reader=args.reader))
+    elif args.command == "llm":
+        from mags_lib.bench.llm_bench import LLMBenchConfig, bench_llm
+        from mags_lib.errors import MagsError
+
+        try:
+            result = bench_llm(LLMBenchConfig(
+                models=[m for m in args.models.split(",") if m],
+                prompt_tokens=args.prompt_tokens, gen_tokens=args.gen_tokens,
+                repeats=args.repeats, n_threads=args.threads))
+        except MagsError as e:
+            print(f"error: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
     elif args.command == "parser":
         from mags_lib.bench.parser_bench import SHAPES, ParserBenchConfig, bench_parser
 
