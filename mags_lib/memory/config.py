@@ -129,6 +129,12 @@ class RecallConfig:
         "help": "BM25 over English stems (Snowball): 'painted' finds 'painting'. Raw-turn "
                 "evidence recall@10 on LoCoMo's training conversations 0.680 -> 0.701, the "
                 "development personas 0.990 either way (2026-11-30); off by default"})
+    feedback_weight: float = field(default=0.0, metadata={
+        "help": "pseudo-relevance feedback (Rocchio): the query vector moves this far toward "
+                "the mean of its first `feedback_hits` candidates' vectors, and candidates are "
+                "drawn again (BM25 keeps the query's words); 0 = off"})
+    feedback_hits: int = field(default=3, metadata={
+        "help": "how many of the first round's best candidates feed the query (feedback_weight)"})
     n_anchors: int = field(default=4, metadata={
         "help": "anchors chosen by MMR coverage among the candidates; traversal starts there"})
     mmr_lambda: float = field(default=0.7, metadata={
@@ -343,12 +349,12 @@ FIELD_GROUP: dict[str, str] = {f.name: group for group, kind in GROUPS.items()
 _UNIT = ("merge_threshold", "min_edge_weight", "temporal_weight", "link_weight",
          "default_confidence", "contradiction_min_cosine", "contradiction_min_overlap",
          "superseded_confidence_factor", "update_supersede_threshold", "match_threshold",
-         "lexical_weight", "mmr_lambda", "min_path_product", "cross_block_factor",
+         "lexical_weight", "feedback_weight", "mmr_lambda", "min_path_product", "cross_block_factor",
          "hebbian_rate", "hebbian_init", "hebbian_min_score", "working_use_cosine",
          "reward_rate", "prune_threshold", "solidify_threshold", "capacity_headroom",
          "consolidate_threshold", "redundancy_surprise")
 _POSITIVE_INT = ("attention_top_m", "update_judge_candidates", "max_sources", "write_chunk", "contradiction_candidates",
-                 "recall_overquery", "min_candidates", "n_anchors", "max_visited",
+                 "recall_overquery", "min_candidates", "feedback_hits", "n_anchors", "max_visited",
                  "connect_max_visited", "maintenance_every", "max_nodes", "working_capacity",
                  "working_ttl", "use_saturation", "metrics_window", "max_snapshots", "max_degree",
                  "hnsw_connectivity", "hnsw_expansion_add", "hnsw_expansion_search",

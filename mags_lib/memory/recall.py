@@ -3,7 +3,9 @@
 `recall(query, k)`:
 
 1. candidates: max(recall_overquery * k, min_candidates) by hybrid dense + BM25 score, a
-   superseded candidate redirected to its current version (`anchors.py`);
+   superseded candidate redirected to its current version (`anchors.py`); with
+   `feedback_weight` > 0 the query vector then moves toward its best candidates and they are
+   drawn again (`feedback_query`, off by default);
 2. anchors: `n_anchors` of them chosen by MMR coverage (`anchors.select_anchors`);
 3. traversal: best-first from all anchors at once (`traversal.spread`), node score =
    anchor score * product of (edge weight * cross-block factor) * block_weights[block];
@@ -82,6 +84,10 @@ def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any =
         return []
     n = max(cfg.recall.recall_overquery * k, cfg.recall.min_candidates)
     cands = hybrid_candidates(mem, query, q, n, include_invalid=include_invalid)
+    if cands and cfg.recall.feedback_weight > 0:
+        q = feedback_query(mem, q, [c.node_id for c in cands[:cfg.recall.feedback_hits]],
+                           cfg.recall.feedback_weight)
+        cands = hybrid_candidates(mem, query, q, n, include_invalid=include_invalid)
     if not cands:
         return []
     ids = [c.node_id for c in cands]
@@ -112,6 +118,20 @@ def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any =
                            and nodes[a]["valid_to"] is None})
         mark_recalled(mem, hits)
     return hits
+
+
+def feedback_query(mem: LiquidMemory, q: np.ndarray, ids: list[int],
+                   weight: float) -> np.ndarray:
+    """Rocchio's pseudo-relevance feedback: the unit vector of q + weight * mean of the vectors
+    of `ids` (the first round's best candidates); q itself when `ids` is empty.
+
+    A question often shares its words with one turn of a conversation and its answer with the
+    turns around it; the first round's best hits pull the query toward what they are about."""
+    if not ids:
+        return q
+    moved = q + weight * mem._vectors(ids).mean(axis=0)
+    norm = float(np.linalg.norm(moved))
+    return (moved / norm).astype(q.dtype) if norm > 0 else q
 
 
 def make_hit(mem: LiquidMemory, node: int, score: float, path: list[int]) -> Hit:
