@@ -148,6 +148,10 @@ class RecallConfig:
     block_weights: dict[str, float] = field(
         default_factory=lambda: {"episodic": 1.0, "semantic": 1.0},
         metadata={"help": "score multiplier of a traversed node by its block (routing)"})
+    hit_mmr_lambda: float = field(default=1.0, metadata={
+        "help": "diversity of the returned hits: the k hits are chosen from the ranked ones by "
+                "MMR with this lambda (1 = the plain ranking; lower trades a hit's score for "
+                "its distance to the hits already chosen)"})
     hebbian_rate: float = field(default=0.1, metadata={
         "help": "co-recalled anchors: w <- w + rate * (1 - w) (bounded, stays <= 1)"})
     hebbian_init: float = field(default=0.1, metadata={
@@ -349,7 +353,7 @@ FIELD_GROUP: dict[str, str] = {f.name: group for group, kind in GROUPS.items()
 _UNIT = ("merge_threshold", "min_edge_weight", "temporal_weight", "link_weight",
          "default_confidence", "contradiction_min_cosine", "contradiction_min_overlap",
          "superseded_confidence_factor", "update_supersede_threshold", "match_threshold",
-         "lexical_weight", "feedback_weight", "mmr_lambda", "min_path_product", "cross_block_factor",
+         "lexical_weight", "feedback_weight", "mmr_lambda", "hit_mmr_lambda", "min_path_product", "cross_block_factor",
          "hebbian_rate", "hebbian_init", "hebbian_min_score", "working_use_cosine",
          "reward_rate", "prune_threshold", "solidify_threshold", "capacity_headroom",
          "consolidate_threshold", "redundancy_surprise")

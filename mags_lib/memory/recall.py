@@ -10,7 +10,8 @@
 3. traversal: best-first from all anchors at once (`traversal.spread`), node score =
    anchor score * product of (edge weight * cross-block factor) * block_weights[block];
 4. hits: every candidate (at its hybrid score) and every reached node, at its best score, top k
-   (ties by id); invalid nodes only with `include_invalid=True` and flagged `valid=False`.
+   (ties by id; with `hit_mmr_lambda` < 1 the k are chosen by MMR among them, `diverse`, off by
+   default); invalid nodes only with `include_invalid=True` and flagged `valid=False`.
 
 A query without a letter or digit ("", "!!!") recalls nothing and changes nothing, unless a
 `query_embedding` is given (then the embedding is the query). An unknown `block` is an error.
@@ -111,13 +112,26 @@ def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any =
     ranked = sorted(((s, node, path) for node, (s, path) in best.items()
                      if (block is None or nodes[node]["block"] == block)
                      and (include_invalid or nodes[node]["valid_to"] is None)),
-                    key=lambda t: (-t[0], t[1]))[:k]
+                    key=lambda t: (-t[0], t[1]))
+    ranked = diverse(mem, ranked, k, cfg.recall.hit_mmr_lambda)
     hits = [make_hit(mem, node, score, path) for score, node, path in ranked]
     if learn:
         wire_anchors(mem, {a: s for a, s in anchors.items() if s >= cfg.recall.hebbian_min_score
                            and nodes[a]["valid_to"] is None})
         mark_recalled(mem, hits)
     return hits
+
+
+def diverse(mem: LiquidMemory, ranked: list[tuple[float, int, list[int]]], k: int,
+            lam: float) -> list[tuple[float, int, list[int]]]:
+    """The k of `ranked` (score, node, path; best first) to return: the first k when `lam` is
+    1, else chosen by MMR among them (`anchors.select_anchors`: lam * score - (1 - lam) * the
+    largest cosine to a hit already chosen), in the order chosen."""
+    if lam >= 1.0 or len(ranked) <= k:
+        return ranked[:k]
+    vecs = mem._vectors([node for _, node, _ in ranked])
+    chosen = select_anchors(np.array([s for s, _, _ in ranked]), vecs @ vecs.T, k, lam)
+    return [ranked[i] for i in chosen]
 
 
 def feedback_query(mem: LiquidMemory, q: np.ndarray, ids: list[int],

@@ -1,4 +1,5 @@
-"""Pseudo-relevance feedback in recall (`RecallConfig.feedback_weight`, off by default)."""
+"""Recall options off by default: pseudo-relevance feedback (`RecallConfig.feedback_weight`)
+and diversity in the returned hits (`RecallConfig.hit_mmr_lambda`)."""
 
 from __future__ import annotations
 
@@ -41,8 +42,30 @@ def test_feedback_query_is_the_unit_rocchio_vector():
     assert feedback_query(mem, q, [], 0.5) is q
 
 
+def _hits(texts, query, **over) -> list[str]:
+    cfg = MemoryConfig.from_dict({"lexical_weight": 0.0, "max_visited": 1, **over})
+    mem = LiquidMemory(cfg, embedder=HashingEmbedder())
+    mem.observe_many([{"text": t, "block": "semantic"} for t in texts])
+    return [h.text for h in mem.recall(query, 3, learn=False)]
+
+
+def test_diversity_lets_a_different_hit_pass_a_near_copy_of_the_best():
+    texts = ["otter river swims", "otter river swims today", "otter den", "tax forms paper"]
+    plain = _hits(texts, "otter river")
+    assert plain == texts[:3]
+    assert _hits(texts, "otter river", hit_mmr_lambda=1.0) == plain
+    assert _hits(texts, "otter river", hit_mmr_lambda=0.6) == [texts[0], texts[2], texts[1]]
+    # far enough from relevance, the unrelated fact beats the near copy too
+    assert _hits(texts, "otter river", hit_mmr_lambda=0.5) == [texts[0], texts[2], texts[3]]
+    # k at least the number of ranked hits: nothing to choose, the plain ranking
+    cfg = MemoryConfig.from_dict({"lexical_weight": 0.0, "max_visited": 1, "hit_mmr_lambda": 0.5})
+    mem = LiquidMemory(cfg, embedder=HashingEmbedder())
+    mem.observe_many([{"text": t, "block": "semantic"} for t in texts])
+    assert [h.text for h in mem.recall("otter river", 10, learn=False)][:3] == plain
+
+
 @pytest.mark.parametrize("over", [{"feedback_weight": 1.5}, {"feedback_weight": -0.1},
-                                  {"feedback_hits": 0}])
+                                  {"feedback_hits": 0}, {"hit_mmr_lambda": 1.2}])
 def test_out_of_range_feedback_settings_are_refused(over):
     with pytest.raises(ValueError, match=next(iter(over))):
         MemoryConfig.from_dict(over)
