@@ -14,7 +14,7 @@ LOCOMO_URL := https://raw.githubusercontent.com/snap-research/LoCoMo/main/data/l
 # A native llama.cpp build segfaulted in batched decoding on these CPUs; the portable build is correct.
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
-.PHONY: help setup notebooks browser test test-fast reproduce smoke summary lab lint bench demo chat play clean data
+.PHONY: help setup notebooks browser test test-fast reproduce models smoke summary lab lint bench demo chat play clean data
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*?## "}{printf "  \033[36m%-10s\033[0m %s\n", $$1, $$2}'
@@ -57,6 +57,9 @@ reproduce: setup ## Run the notebooks whose inputs changed (FORCE=1: all), the b
 	$(RESUME) --step bench-llm --after 04 -- $(PY) -m mags_lib.bench llm $(if $(filter True true 1,$(SMOKE)),--repeats 1) --out results/bench/llm.json >/dev/null
 	$(RESUME) --step chat-restart --after 04 -- $(PY) -m mags_lib.apps.chat_study --split test --n $(if $(filter True true 1,$(SMOKE)),1,3) --out results/chat/chat_restart_test.json >/dev/null
 	$(PY) -m mags_lib.summary $(if $(filter True true 1,$(SMOKE)),,--out reports/RESULTS.md --readme README.md)
+
+models: setup ## Only the trained models: notebooks 01-04 (about 2 h on 2 idle cores; resumes like reproduce)
+	$(RESUME) --only 01 02 03 04
 
 smoke: ## reproduce with SMOKE=True (minutes; resumes too, FORCE=1 runs all)
 	$(MAKE) reproduce SMOKE=True
