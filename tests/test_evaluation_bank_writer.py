@@ -93,7 +93,7 @@ def test_cli_writer_keeps_one_report_per_write_model(tmp_path, monkeypatch, caps
     (gguf / "write-grpo-q8_0.gguf").write_bytes(b"x")
     (tmp_path / "other writer.gguf").write_bytes(b"x")
     monkeypatch.setattr("mags_lib.paths.GGUF_DIR", gguf)
-    monkeypatch.setattr("mags_lib.paths.MODELS_DIR", tmp_path / "no_models")
+    monkeypatch.setattr("mags_lib.checkpoints.MODELS_DIR", tmp_path / "no_models")  # no selection
     monkeypatch.setattr("mags_lib.evaluation.bank_writer.write_model", lambda spec: Writer())
     monkeypatch.setattr("mags_lib.paths.RESULTS_DIR", tmp_path / "results")
     folder = tmp_path / "results" / "game_bank" / "probe"
