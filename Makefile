@@ -58,7 +58,7 @@ reproduce: setup ## Run the notebooks whose inputs changed (FORCE=1: all), the b
 	$(RESUME) --step chat-restart --after 04 -- $(PY) -m mags_lib.apps.chat_study --split test --n $(if $(filter True true 1,$(SMOKE)),1,3) --out results/chat/chat_restart_test.json >/dev/null
 	$(PY) -m mags_lib.summary $(if $(filter True true 1,$(SMOKE)),,--out reports/RESULTS.md --readme README.md)
 
-models: setup ## Only the trained models: notebooks 01-04 (about 2 h on 2 idle cores; resumes like reproduce)
+models: setup ## Only the trained models: notebooks 01-04 (2 to 3 h on 2 cores; resumes like reproduce)
 	$(RESUME) --only 01 02 03 04
 
 smoke: ## reproduce with SMOKE=True (minutes; resumes too, FORCE=1 runs all)
