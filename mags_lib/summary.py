@@ -739,7 +739,8 @@ def llm_bench_section(root: Path) -> str:
             for r in m["models"]]
     load = (m.get("machine") or {}).get("load_average_1m_5m_15m")
     return (f"A prompt of {cfg.get('prompt_tokens')} tokens read from an empty cache and "
-            f"{cfg.get('gen_tokens')} new tokens, {cfg.get('repeats')} times (p50)"
+            f"{cfg.get('gen_tokens')} new tokens, "
+            + ("once" if cfg.get("repeats") == 1 else f"{cfg.get('repeats')} times (p50)")
             + (f"; load average at the start {load}" if load else "") + ":\n\n"
             + _table(["model", "type", "MB", "load s", "prompt s", "prompt tokens/s",
                       "new token ms"], rows))
