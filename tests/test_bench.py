@@ -152,6 +152,15 @@ def test_llm_bench_times_the_embedded_model(tmp_path):
     assert result["config"]["prompt_tokens"] == 24 and "cpu_count" in result["machine"]
 
 
+def test_llm_bench_names_gguf_types_from_llama_cpps_constants():
+    from mags_lib.bench.llm_bench import file_type_name
+
+    assert [file_type_name(c) for c in (0, 1, 3, 7, 15, 32, "18")] == [
+        "F32", "F16", "Q4_1", "Q8_0", "Q4_K_M", "BF16", "Q6_K"]
+    assert file_type_name(None) == "?" and file_type_name(999) == "type 999"
+    assert file_type_name("odd") == "type odd"
+
+
 def test_llm_bench_names_the_file_it_cannot_read(tmp_path, monkeypatch):
     from mags_lib.bench.llm_bench import LLMBenchConfig, bench_llm, model_paths
     from mags_lib.errors import MagsError

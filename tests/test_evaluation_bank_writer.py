@@ -94,7 +94,9 @@ def test_cli_writer_keeps_one_report_per_write_model(tmp_path, monkeypatch, caps
     (tmp_path / "other writer.gguf").write_bytes(b"x")
     monkeypatch.setattr("mags_lib.paths.GGUF_DIR", gguf)
     monkeypatch.setattr("mags_lib.checkpoints.MODELS_DIR", tmp_path / "no_models")  # no selection
-    monkeypatch.setattr("mags_lib.evaluation.bank_writer.write_model", lambda spec: Writer())
+    loaded = []  # the path the CLI found is the one it loads (resolved once)
+    monkeypatch.setattr("mags_lib.evaluation.bank_writer.load_write_model",
+                        lambda p: loaded.append(p) or Writer())
     monkeypatch.setattr("mags_lib.paths.RESULTS_DIR", tmp_path / "results")
     folder = tmp_path / "results" / "game_bank" / "probe"
 
@@ -104,6 +106,7 @@ def test_cli_writer_keeps_one_report_per_write_model(tmp_path, monkeypatch, caps
     deployed = json.loads((folder / "writer.json").read_text())
     assert deployed["model"] == "scripted-writer" and deployed["frames"]
     assert deployed["deployed"] is True and deployed["model_file"] == "write-grpo-q8_0.gguf"
+    assert loaded == [gguf / "write-grpo-q8_0.gguf"]
 
     assert bank_cli.main([path, "--writer", "--per-op", "3", "--write-model",
                           str(tmp_path / "other writer.gguf")]) == 0

@@ -26,8 +26,8 @@ def _judge_writer(args: argparse.Namespace) -> int:
         frames_markdown,
         is_deployed,
         judge_bank_writer,
+        load_write_model,
         report_name,
-        write_model,
         write_model_path,
     )
     from mags_lib.game.phrasing import bank
@@ -41,7 +41,7 @@ def _judge_writer(args: argparse.Namespace) -> int:
         rows = heldout_write_rows(cfg.split_seeds()["test"], cfg, args.per_op, 0,
                                   phrasings=args.bank)
         path = write_model_path(args.write_model)
-        report = judge_bank_writer(args.bank, rows, write_model(args.write_model))
+        report = judge_bank_writer(args.bank, rows, load_write_model(path))
     except MagsError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

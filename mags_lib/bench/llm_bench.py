@@ -20,10 +20,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-# llama.cpp's `general.file_type` (enum llama_ftype) for the types this project writes or ships
-FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1",
-              15: "Q4_K_M", 17: "Q5_K_M", 18: "Q6_K", 32: "BF16"}
-
 # a fixed text to read: long enough for any `prompt_tokens` up to the window, cut to length
 PROMPT_TEXT = (
     "Memory (oldest first):\n[7 May 2023] Caroline: I went to a LGBTQ support group yesterday "
@@ -112,12 +108,28 @@ def measure(path: Path, cfg: LLMBenchConfig) -> dict[str, Any]:
             llama.eval([tok])
             token_ms.append((time.perf_counter() - t) * 1e3)
     file_type = llama.metadata.get("general.file_type")
-    kind = FILE_TYPES.get(int(file_type), f"type {file_type}") if file_type is not None else "?"
+    kind = file_type_name(file_type)
     return {"model": path.name, "path": str(path), "file_type": kind,
             "size_mb": round(path.stat().st_size / 2**20, 1), "load_s": round(load_s, 3),
             "prompt_s_p50": round(_p50(prompt_s), 4), "prompt_s": [round(s, 4) for s in prompt_s],
             "prompt_tokens_per_s": round(cfg.prompt_tokens / _p50(prompt_s), 1),
             "new_token_ms_p50": round(_p50(token_ms), 2) if token_ms else None}
+
+
+def file_type_name(code: Any) -> str:
+    """A GGUF's `general.file_type` (llama.cpp's enum llama_ftype) by name, read from
+    llama-cpp-python's `LLAMA_FTYPE_*` constants: 7 -> "Q8_0", 15 -> "Q4_K_M"; None -> "?"."""
+    import llama_cpp
+
+    if code is None:
+        return "?"
+    names = {getattr(llama_cpp, n): n.removeprefix("LLAMA_FTYPE_").split("_", 1)[1]
+             for n in dir(llama_cpp)
+             if n.startswith(("LLAMA_FTYPE_MOSTLY_", "LLAMA_FTYPE_ALL_"))}
+    try:
+        return names.get(int(code), f"type {code}")
+    except (TypeError, ValueError):
+        return f"type {code}"
 
 
 def bench_llm(cfg: LLMBenchConfig | None = None) -> dict[str, Any]:

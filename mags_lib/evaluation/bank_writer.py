@@ -131,10 +131,15 @@ def report_name(path: Path, deployed: bool) -> str:
 
 
 def write_model(spec: str = "auto") -> Any:
-    """The write model to judge, loaded as play loads it (`write_model_path`)."""
+    """The write model to judge, found (`write_model_path`) and loaded as play loads it."""
+    return load_write_model(write_model_path(spec))
+
+
+def load_write_model(path: Path) -> Any:
+    """A write model's GGUF at `path` (found by `write_model_path`), loaded as play loads it."""
     from mags_lib.llm import LLMConfig, load_llm
 
-    return load_llm(LLMConfig(model=str(write_model_path(spec)), n_ctx=1024))
+    return load_llm(LLMConfig(model=str(path), n_ctx=1024))
 
 
 def frames_markdown(report: dict[str, Any]) -> str:

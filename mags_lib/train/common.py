@@ -40,7 +40,9 @@ def trainer_kwargs(cfg, out_dir: Path, cuda: bool) -> dict[str, Any]:
         per_device_eval_batch_size=cfg.per_device_train_batch_size,
         gradient_accumulation_steps=cfg.gradient_accumulation_steps,
         **{checkpointing: cfg.gradient_checkpointing}, logging_steps=cfg.logging_steps,
-        seed=cfg.seed, data_seed=cfg.seed, save_strategy="no", eval_strategy="no",
+        seed=cfg.seed, data_seed=cfg.seed, eval_strategy="no",
+        save_strategy="steps" if cfg.save_steps > 0 else "no",
+        save_steps=max(cfg.save_steps, 1), save_total_limit=1,
         report_to=["tensorboard"] if tensorboard else "none",
         bf16=bool(cuda and torch.cuda.is_bf16_supported()), fp16=False, use_cpu=not cuda,
         dataloader_pin_memory=cuda, disable_tqdm=True,
@@ -76,18 +78,6 @@ def wait_for_everyone() -> None:
         from accelerate import PartialState
 
         PartialState().wait_for_everyone()
-
-
-def remove_if_empty(path: Path) -> None:
-    """Remove the trainer's scratch folder when nothing was checkpointed into it (rank 0 only:
-    ranks of a distributed launch share the folder)."""
-    if not is_main_process():
-        return
-    try:
-        if path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-    except OSError:  # gone or refilled meanwhile: nothing to clean
-        pass
 
 
 def point_tensorboard(trainer, log_dir: Path) -> Path | None:
@@ -171,6 +161,19 @@ def save_merged(model, tokenizer, out_dir: Path):
         tokenizer.save_pretrained(str(out_dir))
     wait_for_everyone()
     return merged
+
+
+def load_merged(out_dir: Path):
+    """(model, tokenizer) of a merged model saved by `save_merged`, in eval mode, on the GPU
+    when there is one (where a trainer would have left it)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(str(out_dir))
+    if torch.cuda.is_available():
+        model = model.to("cuda")
+    model.eval()
+    return model, AutoTokenizer.from_pretrained(str(out_dir))
 
 
 def curve(log_history: list[dict], marker: str, prefixes: tuple[str, ...]) -> list[dict]:

@@ -60,6 +60,13 @@ class StageConfig:
     torch_threads: int | None = field(default=None, metadata={
         "help": "CPU threads for torch during the run (None = leave as is); 1 avoids 10x "
                 "thrashing when another process holds a core of a 2-core machine"})
+    save_steps: int = field(default=25, metadata={
+        "help": "write a resumable trainer checkpoint (adapter, optimiser, RNG, data position) "
+                "every N optimiser steps under <out>/trainer/, newest only, removed once the "
+                "model is saved; 0 = never (train/resume.py)"})
+    resume: bool = field(default=True, metadata={
+        "help": "continue from the newest checkpoint of the same run (same config, rows and "
+                "start model) when an earlier one was interrupted; False = start over"})
     smoke: bool = field(default=False, metadata={
         "help": "shrink sizes for a minutes-long end-to-end check (same code path)"})
 
@@ -108,6 +115,9 @@ class GRPOStageConfig(StageConfig):
 
     name: str = field(default="ask-grpo", metadata={
         "help": "run name; the model is saved under models/<name>/ unless output_dir is set"})
+    save_steps: int = field(default=5, metadata={
+        "help": "resumable checkpoint every N optimiser steps (a CPU GRPO step takes 30 to 50 s, "
+                "so 5 is a few minutes); 0 = never (train/resume.py)"})
     learning_rate: float = field(default=5e-5, metadata={
         "help": "peak AdamW learning rate (the write, answer and mixed roles' value; the ask "
                 "role's recipe sets 1e-4)"})

@@ -16,6 +16,7 @@ for the notebook to plot; TensorBoard logs go to `models/<name>/tensorboard/`.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -31,10 +32,10 @@ from mags_lib.train.backend import load_trainable
 from mags_lib.train.common import (
     curve,
     is_main_process,
+    load_merged,
     lora_change,
     lora_state,
     point_tensorboard,
-    remove_if_empty,
     run_context,
     save_merged,
     timed,
@@ -44,6 +45,13 @@ from mags_lib.train.common import (
 from mags_lib.train.config import GRPOStageConfig
 from mags_lib.train.evaluate import eval_by_task
 from mags_lib.train.mining import mine_prompts
+from mags_lib.train.resume import (
+    agreed_resume_point,
+    clear,
+    finished_run,
+    model_stamp,
+    run_fingerprint,
+)
 
 log = logging.getLogger(__name__)
 
@@ -87,15 +95,24 @@ def run_grpo(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict]
     save it under `cfg.out_dir`, save the reward curve, judge it on `eval_rows`."""
     cfg = cfg.resolved()
     train_rows, eval_rows = train_rows[: cfg.max_train_rows], eval_rows[: cfg.max_eval_rows]
+    # of the rows before mining: mining is a greedy pass, fixed by the rows, config and model
+    fingerprint = run_fingerprint(cfg, data_hash(train_rows), model_stamp(init_model_dir))
+    done = finished_run(cfg.out_dir, fingerprint) if cfg.resume else None
     with timed() as wall, run_context(cfg):
-        train_rows, mining = mine_prompts(str(init_model_dir), train_rows, cfg)
-        result = _train(cfg, train_rows, eval_rows, Path(init_model_dir))
+        if done:
+            result = _reuse(cfg, done, eval_rows)
+            mining, rows_hash = done["metrics"].get("mining"), done.get("data_hash")
+        else:
+            train_rows, mining = mine_prompts(str(init_model_dir), train_rows, cfg)
+            result = _train(cfg, train_rows, eval_rows, Path(init_model_dir), fingerprint)
+            rows_hash = data_hash(train_rows)
     result.metrics["mining"] = mining
     if is_main_process():
         write_json(result.model_dir / "reward_curve.json", result.reward_curve)
     write_manifest(result.model_dir, cfg, stage="grpo", base_model=str(init_model_dir),
-                   backend=result.info, data_hash=data_hash(train_rows),
-                   eval_data_hash=data_hash(eval_rows), metrics=result.metrics, wall_s=wall["s"])
+                   backend=result.info, data_hash=rows_hash, run_fingerprint=fingerprint,
+                   eval_data_hash=data_hash(eval_rows), metrics=result.metrics,
+                   wall_s=done["wall_s"] if done else wall["s"])
     log.info("GRPO %s: %d steps, %.0f s in all -> %s", cfg.name, result.metrics["steps"],
              wall["s"], result.model_dir)
     return result
@@ -126,8 +143,25 @@ def compact_fused_head() -> Iterator[bool]:
         trl_utils._use_triton = original
 
 
+def _reuse(cfg: GRPOStageConfig, done: dict, eval_rows: list[dict]) -> GRPOResult:
+    """The finished run `done` (its manifest) loaded from disk and judged again."""
+    model, tokenizer = load_merged(cfg.out_dir)
+    metrics = {k: v for k, v in done["metrics"].items() if k != "generation"}
+    metrics["reused_run_of"] = done.get("time_utc")
+    try:
+        reward_curve = json.loads((cfg.out_dir / "reward_curve.json").read_text())
+    except (OSError, ValueError):
+        reward_curve = []
+    if eval_rows and is_main_process():
+        metrics["generation"] = eval_by_task((model, tokenizer), eval_rows, cfg.eval_max_tokens,
+                                             cfg.reward_params)
+    return GRPOResult(model_dir=cfg.out_dir, adapter_dir=cfg.out_dir / "adapter", metrics=metrics,
+                      info=done.get("backend") or {}, reward_curve=reward_curve, model=model,
+                      tokenizer=tokenizer)
+
+
 def _train(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict],
-           init_model_dir: Path) -> GRPOResult:
+           init_model_dir: Path, fingerprint: str) -> GRPOResult:
     from trl import GRPOTrainer
 
     out = cfg.out_dir
@@ -142,8 +176,9 @@ def _train(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict],
     # on a GPU, TRL's own choice stands (compact on Triton; fixed shapes for XLA-like devices)
     compact = compact_fused_head() if info["device"] == "cpu" else nullcontext(False)
     take_reward_issues()  # count this run's zeroed rewards only
+    start = agreed_resume_point(out / "trainer", fingerprint, cfg.resume)
     with timed() as t, compact:
-        trainer.train()
+        trainer.train(resume_from_checkpoint=start.path)
     issues = take_reward_issues()
     if issues:
         log.warning("GRPO %s: %d rewards set to 0 (bad row or action): %s", cfg.name,
@@ -152,12 +187,14 @@ def _train(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict],
     reward_curve = curve(trainer.state.log_history, "reward", CURVE_KEYS)
     metrics: dict[str, Any] = {
         "n_train": len(train_rows), "n_eval": len(eval_rows), "steps": steps,
-        "train_seconds": t["s"], "seconds_per_step": t["s"] / max(steps, 1),
+        "resumed_from_step": start.step, "train_seconds": t["s"],
+        "seconds_per_step": t["s"] / max(steps - start.step, 1),
         "lora_max_change": lora_change(before, trainer.model), "reward_issues": issues,
         "reward_first": reward_curve[0]["reward"] if reward_curve else None,
         "reward_last": reward_curve[-1]["reward"] if reward_curve else None}
     merged = save_merged(trainer.model, tokenizer, out)
-    remove_if_empty(out / "trainer")
+    if is_main_process():
+        clear(out / "trainer")
     if eval_rows and is_main_process():
         metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens,
                                              cfg.reward_params)

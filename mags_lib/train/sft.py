@@ -21,10 +21,10 @@ from mags_lib.train.backend import load_trainable
 from mags_lib.train.common import (
     curve,
     is_main_process,
+    load_merged,
     lora_change,
     lora_state,
     point_tensorboard,
-    remove_if_empty,
     run_context,
     save_merged,
     timed,
@@ -33,6 +33,7 @@ from mags_lib.train.common import (
 )
 from mags_lib.train.config import SFTStageConfig
 from mags_lib.train.evaluate import eval_by_task
+from mags_lib.train.resume import agreed_resume_point, clear, finished_run, run_fingerprint
 from mags_lib.train.sft_loss import completion_loss_trainer
 
 log = logging.getLogger(__name__)
@@ -57,19 +58,39 @@ def run_sft(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
     the rewards' `reward_params` (pass the GRPO stage's, so both stages are judged alike)."""
     cfg = cfg.resolved()
     train_rows, eval_rows = train_rows[: cfg.max_train_rows], eval_rows[: cfg.max_eval_rows]
+    fingerprint = run_fingerprint(cfg, data_hash(train_rows))
+    done = finished_run(cfg.out_dir, fingerprint) if cfg.resume else None
     with timed() as wall, run_context(cfg):
-        result = _train(cfg, train_rows, eval_rows, reward_params)
+        if done:
+            result = _reuse(cfg, done, eval_rows, reward_params)
+        else:
+            result = _train(cfg, train_rows, eval_rows, reward_params, fingerprint)
     write_manifest(result.model_dir, cfg, stage="sft", base_model=cfg.base_model,
                    backend=result.info, data_hash=data_hash(train_rows),
-                   eval_data_hash=data_hash(eval_rows),
-                   metrics=result.metrics, wall_s=wall["s"], loss_curve=result.loss_curve)
+                   eval_data_hash=data_hash(eval_rows), run_fingerprint=fingerprint,
+                   metrics=result.metrics, wall_s=done["wall_s"] if done else wall["s"],
+                   loss_curve=result.loss_curve)
     log.info("SFT %s: %d steps, %.0f s in all -> %s", cfg.name, result.metrics["steps"],
              wall["s"], result.model_dir)
     return result
 
 
-def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
+def _reuse(cfg: SFTStageConfig, done: dict, eval_rows: list[dict],
            reward_params: dict[str, dict] | None) -> SFTResult:
+    """The finished run `done` (its manifest) loaded from disk and judged again."""
+    model, tokenizer = load_merged(cfg.out_dir)
+    metrics = {k: v for k, v in done["metrics"].items() if k != "generation"}
+    metrics["reused_run_of"] = done.get("time_utc")
+    if eval_rows and cfg.eval_generate and is_main_process():
+        metrics["generation"] = eval_by_task((model, tokenizer), eval_rows, cfg.eval_max_tokens,
+                                             reward_params)
+    return SFTResult(model_dir=cfg.out_dir, adapter_dir=cfg.out_dir / "adapter", metrics=metrics,
+                     info=done.get("backend") or {}, loss_curve=done.get("loss_curve") or [],
+                     model=model, tokenizer=tokenizer)
+
+
+def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
+           reward_params: dict[str, dict] | None, fingerprint: str) -> SFTResult:
     from trl import SFTConfig, SFTTrainer
 
     out = cfg.out_dir
@@ -85,19 +106,25 @@ def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
         trainer = completion_loss_trainer(cfg.decision_token_weight, tokenizer, **data)
     point_tensorboard(trainer, out / "tensorboard")
     before = lora_state(trainer.model)
+    start = agreed_resume_point(out / "trainer", fingerprint, cfg.resume)
     with timed() as t:
-        train_out = trainer.train()
-    metrics: dict[str, Any] = {"train_loss": train_out.training_loss, "n_train": len(train_rows),
-                               "n_eval": len(eval_rows), "steps": trainer.state.global_step,
-                               "train_seconds": t["s"],
-                               "seconds_per_step": t["s"] / max(trainer.state.global_step, 1),
+        train_out = trainer.train(resume_from_checkpoint=start.path)
+    steps = trainer.state.global_step
+    loss_curve = curve(trainer.state.log_history, "loss",
+                       ("loss", "learning_rate", "grad_norm", "decision_"))
+    # a resumed trainer's training_loss averages the steps since the resume only
+    train_loss = (sum(e["loss"] for e in loss_curve) / len(loss_curve)
+                  if start.step and loss_curve else train_out.training_loss)
+    metrics: dict[str, Any] = {"train_loss": train_loss, "n_train": len(train_rows),
+                               "n_eval": len(eval_rows), "steps": steps,
+                               "resumed_from_step": start.step, "train_seconds": t["s"],
+                               "seconds_per_step": t["s"] / max(steps - start.step, 1),
                                "lora_max_change": lora_change(before, trainer.model)}
     if eval_rows:
         metrics["eval_loss"] = trainer.evaluate()["eval_loss"]
-    loss_curve = curve(trainer.state.log_history, "loss",
-                       ("loss", "learning_rate", "grad_norm", "decision_"))
     merged = save_merged(trainer.model, tokenizer, out)
-    remove_if_empty(out / "trainer")
+    if is_main_process():
+        clear(out / "trainer")
     if eval_rows and cfg.eval_generate and is_main_process():
         metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens,
                                              reward_params)
