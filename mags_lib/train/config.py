@@ -65,8 +65,9 @@ class StageConfig:
                 "every N optimiser steps under <out>/trainer/, newest only, removed once the "
                 "model is saved; 0 = never (train/resume.py)"})
     resume: bool = field(default=True, metadata={
-        "help": "continue from the newest checkpoint of the same run (same config, rows and "
-                "start model) when an earlier one was interrupted; False = start over"})
+        "help": "continue the same run (same config, rows, training code and start model) "
+                "from its newest checkpoint when it was stopped, and load it when it finished; "
+                "False = train from the first step"})
     smoke: bool = field(default=False, metadata={
         "help": "shrink sizes for a minutes-long end-to-end check (same code path)"})
 
