@@ -112,7 +112,7 @@ def run_grpo(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict]
     write_manifest(result.model_dir, cfg, stage="grpo", base_model=str(init_model_dir),
                    backend=result.info, data_hash=rows_hash, run_fingerprint=fingerprint,
                    eval_data_hash=data_hash(eval_rows), metrics=result.metrics,
-                   wall_s=done["wall_s"] if done else wall["s"])
+                   wall_s=done.get("wall_s") if done else wall["s"])
     log.info("GRPO %s: %d steps, %.0f s in all -> %s", cfg.name, result.metrics["steps"],
              wall["s"], result.model_dir)
     return result
@@ -147,7 +147,8 @@ def _reuse(cfg: GRPOStageConfig, done: dict, eval_rows: list[dict]) -> GRPOResul
     """The finished run `done` (its manifest) loaded from disk and judged again."""
     model, tokenizer = load_merged(cfg.out_dir)
     metrics = {k: v for k, v in done["metrics"].items() if k != "generation"}
-    metrics["reused_run_of"] = done.get("time_utc")
+    # the training run's time, also when it was loaded before
+    metrics["reused_run_of"] = metrics.get("reused_run_of") or done.get("time_utc")
     try:
         reward_curve = json.loads((cfg.out_dir / "reward_curve.json").read_text())
     except (OSError, ValueError):

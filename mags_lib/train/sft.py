@@ -68,7 +68,7 @@ def run_sft(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
     write_manifest(result.model_dir, cfg, stage="sft", base_model=cfg.base_model,
                    backend=result.info, data_hash=data_hash(train_rows),
                    eval_data_hash=data_hash(eval_rows), run_fingerprint=fingerprint,
-                   metrics=result.metrics, wall_s=done["wall_s"] if done else wall["s"],
+                   metrics=result.metrics, wall_s=done.get("wall_s") if done else wall["s"],
                    loss_curve=result.loss_curve)
     log.info("SFT %s: %d steps, %.0f s in all -> %s", cfg.name, result.metrics["steps"],
              wall["s"], result.model_dir)
@@ -80,7 +80,8 @@ def _reuse(cfg: SFTStageConfig, done: dict, eval_rows: list[dict],
     """The finished run `done` (its manifest) loaded from disk and judged again."""
     model, tokenizer = load_merged(cfg.out_dir)
     metrics = {k: v for k, v in done["metrics"].items() if k != "generation"}
-    metrics["reused_run_of"] = done.get("time_utc")
+    # the training run's time, also when it was loaded before
+    metrics["reused_run_of"] = metrics.get("reused_run_of") or done.get("time_utc")
     if eval_rows and cfg.eval_generate and is_main_process():
         metrics["generation"] = eval_by_task((model, tokenizer), eval_rows, cfg.eval_max_tokens,
                                              reward_params)
