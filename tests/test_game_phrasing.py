@@ -44,6 +44,22 @@ def test_the_committed_file_banks_load_and_share_no_template_with_the_built_in_o
         assert not set(ph.all_templates(bank)) & built_in, bank
 
 
+def test_the_writers_training_frames_are_no_banks_and_match_no_held_out_template():
+    """phrasing.WRITER_FRAMES are training text only: none is a frame of a built-in set, no
+    held-out, test or committed file bank's template matches one, and every kind has several,
+    every change frame holding the rule (some also the old item)."""
+    built_in = {t for split in ph.PHRASING_SETS for t in ph.all_templates(split)}
+    filled = {how: [f.format(rule="On icy turns, the red yip eats only the cup.", old="pen")
+                    for f in frames] for how, frames in ph.WRITER_FRAMES.items()}
+    assert set(ph.WRITER_FRAMES) == set(ph.HOWS)
+    for how, frames in ph.WRITER_FRAMES.items():
+        assert len(frames) >= 3 and not set(frames) & built_in, how
+        assert all(f.count("{rule}") == 1 for f in frames)
+        assert not [t for t in filled[how] if heldout_hits(t.replace(
+            "On icy turns, the red yip eats only the cup.", "Zz"))], how
+    assert any("{old}" in f for f in ph.WRITER_FRAMES["change"])
+
+
 def test_train_heldout_and_test_banks_share_no_template_and_have_several_each():
     train, held = set(ph.all_templates("train")), set(ph.all_templates("heldout"))
     test = set(ph.all_templates("test"))

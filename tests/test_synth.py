@@ -464,8 +464,8 @@ def test_reframed_rule_changes_must_be_read_from_memory(surface):
     from mags_lib.game import phrasing
     from mags_lib.synth.chains import heldout_write_rows
 
-    on = SynthConfig(surfaces=[surface], reframe_update_share=1.0)
-    off = SynthConfig(surfaces=[surface])
+    on = SynthConfig(surfaces=[surface], reframe_update_share=1.0, writer_frame_share=0.0)
+    off = SynthConfig(surfaces=[surface], writer_frame_share=0.0)
     episode = generate_episode(game_config(on, 4_242, 0))
     rows_on = episode_rows(episode, on)[0]["write"]
     rows_off = episode_rows(episode, off)[0]["write"]
@@ -494,6 +494,56 @@ def test_reframed_rule_changes_must_be_read_from_memory(surface):
     assert held and not any(r["gold"]["reframed"] for r in held)
     with pytest.raises(Exception, match="reframe_update_share"):
         SynthConfig(reframe_update_share=1.5)
+
+
+def test_writer_frames_keep_each_rows_kind_op_and_rule_and_change_nothing_else():
+    """writer_frame_share puts a training game's announcements, in the write rows only, in a
+    frame of the same kind from phrasing.WRITER_FRAMES: the op, the rule sentence, the memory's
+    old version and every other row (ask and answer included) stay as they were; a change
+    that names its old item names the right one; the fixed surface and held-out games are never
+    re-framed; share 0 is the game's text."""
+    from mags_lib.game import phrasing
+    from mags_lib.synth.chains import FRAMES_OF_OP, heldout_write_rows
+
+    on = SynthConfig(surfaces=["varied"], writer_frame_share=1.0)
+    off = SynthConfig(surfaces=["varied"], writer_frame_share=0.0)
+    episode = generate_episode(game_config(on, 4_242, 0))
+    rows_on, rows_off = episode_rows(episode, on)[0], episode_rows(episode, off)[0]
+    for task in ("ask", "answer"):
+        assert rows_on[task] == rows_off[task]
+    framed = Counter()
+    for a, b in zip(rows_on["write"], rows_off["write"], strict=True):
+        ga, gb = a["gold"], b["gold"]
+        assert not gb["writer_frame"] and ga["ops"] == gb["ops"] and ga["op"] == gb["op"]
+        if not ga["writer_frame"]:
+            assert a == b
+            continue
+        framed[ga["op"]] += 1
+        assert ga["kind"] == "announce" and ga["observation"] != gb["observation"]
+        hows = FRAMES_OF_OP[ga["op"]]
+        rule = next(r for h in hows if (r := phrasing.unframe(gb["observation"], h, "train")))
+        assert rule in ga["observation"]
+        matches = [m for h in hows for f in phrasing.WRITER_FRAMES[h]
+                   if (m := re.fullmatch(re.escape(f).replace(re.escape("{rule}"), ".+")
+                                         .replace(re.escape("{old}"), "(?P<old>[a-z]+)"),
+                                         ga["observation"]))]
+        assert matches, ga["observation"]
+        if ga["op"] == "update":
+            new = parse_rule(ga["ops"][0]["text"])
+            old = [r for r in map(parse_rule, ga["memory_shown"]) if r is not None
+                   and (r.creature, r.condition) == (new.creature, new.condition)]
+            assert old and new.item not in [r.item for r in old], ga
+            named = [m["old"] for m in matches if "old" in m.groupdict()]
+            assert all(n == old[0].item for n in named), (named, ga["observation"])
+            framed["names the old item"] += bool(named)
+    assert framed["update"] >= 3 and framed["add"] >= 3 and framed["names the old item"], framed
+    fixed = SynthConfig(surfaces=["fixed"], writer_frame_share=1.0)
+    rows = episode_rows(generate_episode(game_config(fixed, 4_242, 0)), fixed)[0]["write"]
+    assert rows and not any(r["gold"]["writer_frame"] for r in rows)
+    held = heldout_write_rows([20_001], on, n_per_op=6)
+    assert held and not any(r["gold"]["writer_frame"] for r in held)
+    with pytest.raises(Exception, match="writer_frame_share"):
+        SynthConfig(writer_frame_share=-0.5)
 
 
 def test_write_splits_keep_at_most_the_none_share(built):

@@ -54,8 +54,15 @@ def test_an_edit_of_the_training_code_changes_the_fingerprint(tmp_path):
     before = training_code_digest(tmp_path)
     (tmp_path / "memory" / "b.py").write_text("y = 2\n")  # not training code
     assert training_code_digest(tmp_path) == before
+    (tmp_path / "train" / "a.py").write_text('"""What x is."""\n\nx = (1)  # a comment\n')
+    assert training_code_digest(tmp_path) == before  # layout, comments, docstrings
+    (tmp_path / "actions" / "a.py").write_text('x = 1\nf = dict(metadata={"help": "a"})\n')
+    after_f = training_code_digest(tmp_path)
+    assert after_f != before
+    (tmp_path / "actions" / "a.py").write_text('x = 1\nf = dict(metadata={"help": "b c"})\n')
+    assert training_code_digest(tmp_path) == after_f  # a help string
     (tmp_path / "objectives" / "a.py").write_text("x = 2\n")
-    assert training_code_digest(tmp_path) != before
+    assert training_code_digest(tmp_path) != after_f
 
 
 def test_the_same_run_resumes_from_its_newest_complete_checkpoint(tmp_path):

@@ -139,6 +139,36 @@ ANNOUNCE: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
+# More announcement frames, for the write model's training text only (the game never says
+# them: `SynthConfig.writer_frame_share` re-frames that share of the training games'
+# announcements in the write rows, `synth.chains.writer_frame`). Added 2026-12-02 after the
+# writer was found to read a change by its cue words (journal 2026-12-01, night): a change
+# framed as a correction or a retraction ("The crow corrects itself:", "Scratch that about
+# the {old}.") was written as nothing. So the changes here are corrections, retractions,
+# revisions and changes naming the old item, and the repeats and first sights come from the
+# same speakers and notices, so that a speaker or an unfamiliar frame does not tell the op.
+# Written after fresh_2026-12-02 was committed, and kept clear of every bank's wording.
+WRITER_FRAMES: dict[str, tuple[str, ...]] = {
+    "first": ("A notice on the gate: {rule}", "The guard tells you: {rule}",
+              "From a book of customs: {rule}", "You read on a slate: {rule}",
+              "The shepherd mentions: {rule}"),
+    "add": ("One more rule is posted: {rule}", "The guard adds something: {rule}",
+            "Also worth knowing: {rule}"),
+    "repeat": ("The guard says it again: {rule}", "The notice on the gate has not changed: {rule}",
+               "Once again you read: {rule}", "The shepherd repeats himself: {rule}",
+               "Same as before: {rule}"),
+    "change": ("The guard corrects what he said earlier: {rule}",
+               "Sorry, my mistake earlier. {rule}", "The shepherd changes his mind: {rule}",
+               "The notice on the gate was repainted: {rule}",
+               "Disregard the earlier notice. {rule}", "The rules were rewritten: {rule}",
+               "Times have changed. {rule}", "Starting this turn: {rule}",
+               "The earlier rule is withdrawn. {rule}", "Instead of the {old}: {rule}",
+               "{rule} That is a change from the {old}.", "{rule} So the {old} is off the menu.",
+               "The {old} is history. {rule}",
+               "The guard takes back what he said about the {old}: {rule}",
+               "A new version of the rule: {rule}"),
+}
+
 # {opts} is "the cello and the slate" (or "the a, the b and the c").
 DECISIONS: dict[str, tuple[str, ...]] = {
     "train": (

@@ -266,10 +266,37 @@ def neutral_frame(obs_text: str, surface_name: str, rng: random.Random) -> str |
     return phrasing.announcement(rule, how, "train", rng)
 
 
+# The announcement frames each engram op of an announced rule can come in.
+FRAMES_OF_OP = {"add": ("first", "add"), "update": ("change",), "none": ("repeat",)}
+
+
+def writer_frame(obs_text: str, op: str, old_item: str | None,
+                 rng: random.Random) -> str | None:
+    """An announcement of the training bank (varied surface) put in a frame of
+    `phrasing.WRITER_FRAMES` of the same kind (a change stays a change, a repeat a repeat),
+    the rule sentence kept; `old_item` fills a frame naming the item a change replaces (None:
+    only frames without it). None when `obs_text` is in no training frame of `op`'s kinds (the
+    bare "{rule}" frame, "As before, {rule_lc}").
+
+    >>> writer_frame("Rule change: On icy turns, the red yip eats only the cup.", "update",
+    ...              "pen", random.Random(6))
+    'The pen is history. On icy turns, the red yip eats only the cup.'
+    """
+    for how in FRAMES_OF_OP.get(op, ()):
+        rule = phrasing.unframe(obs_text, how, "train")
+        if rule is not None:
+            frames = phrasing.WRITER_FRAMES[how]
+            if old_item is None:
+                frames = tuple(f for f in frames if "{old}" not in f)
+            return rng.choice(frames).format(rule=rule, old=old_item or "")
+    return None
+
+
 def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random,
               cfg: SynthConfig, seed: int, wrong_feedback: str | None = None,
               imperfect_rng: random.Random | None = None,
               reframe_rng: random.Random | None = None, surface_name: str = "fixed",
+              frame_rng: random.Random | None = None,
               ) -> tuple[dict | None, str | None]:
     """The write row of an information turn, or (None, reason) when it cannot be one.
     `wrong_feedback` is the turn's "wrong answer" text (the game shows either verdict).
@@ -280,14 +307,22 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     (`cfg.reframe_update_share`, drawn from `reframe_rng`, its own stream; None: never) of the
     announced rule changes is re-framed as a first sight or an added rule (`neutral_frame`), so
     that the op must be read from the memory lines, not from the word "change";
-    `gold["reframed"]` says which."""
+    `gold["reframed"]` says which. Before that, a share (`cfg.writer_frame_share`, drawn from
+    `frame_rng`, its own stream; None: never) of the announcements on the varied surface is put
+    in a frame of the same kind that only the write model's training text uses
+    (`writer_frame`); `gold["writer_frame"]` says which."""
     if not truth.engram_ops:
         return None, "no_engram_truth"
     op, text, key = truth.engram_ops[0]
     obs_text = obs.text
     if truth.kind == "feedback" and wrong_feedback and rng.random() < 0.3:
         obs_text = wrong_feedback
-    reframed = False
+    reframed = writer_framed = False
+    if (frame_rng is not None and truth.kind == "announce" and surface_name == "varied"
+            and frame_rng.random() < cfg.writer_frame_share):
+        old = parse_rule(known.current(key) or "") if op == "update" and key else None
+        framed = writer_frame(obs_text, op, old.item if old else None, frame_rng)
+        obs_text, writer_framed = framed or obs_text, framed is not None
     if (reframe_rng is not None and truth.kind == "announce" and op == "update"
             and reframe_rng.random() < cfg.reframe_update_share):
         neutral = neutral_frame(obs_text, surface_name, reframe_rng)
@@ -321,7 +356,7 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     entities = key.split("|") + [text.rstrip(".").split()[-1]] if key else []
     gold = {"ops": ops, "op": op, "key": key, "kind": truth.kind, "observation": obs_text,
             "entities": entities, "turn": obs.turn, "memory_shown": memory,
-            "imperfect": imperfect, "reframed": reframed,
+            "imperfect": imperfect, "reframed": reframed, "writer_frame": writer_framed,
             "memory_edit": {"remove": perfect_own, "add": own} if imperfect else None}
     return _row("write", surface.write_prompt(obs_text, memory, rng), completion, gold, seed), None
 
@@ -373,6 +408,8 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
     reframe_rng = (random.Random(f"reframe:{cfg.seed}:{seed}")
                    if cfg.reframe_update_share > 0 and episode.config.phrasings == "train"
                    else None)
+    frame_rng = (random.Random(f"writer-frames:{cfg.seed}:{seed}")
+                 if cfg.writer_frame_share > 0 and episode.config.phrasings == "train" else None)
     for obs, truth in zip(episode.observations, episode.truths, strict=True):
         written = None
         if obs.kind == "decide":
@@ -385,7 +422,7 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
         else:
             row, reason = write_row(obs, truth, known, rng, cfg, seed,
                                     episode.wrong_feedback.get(obs.turn), imperfect_rng,
-                                    reframe_rng, episode.config.surface)
+                                    reframe_rng, episode.config.surface, frame_rng)
             if row is None:
                 skips[f"write:{reason}"] += 1
             else:

@@ -152,6 +152,14 @@ class SynthConfig:
                 "kept (chains.neutral_frame), so that 'update' is read from the memory line "
                 "holding the rule's old item, not from a change frame (held-out change frames, "
                 "'A correction is announced.', were written as add); 0 = as the game said it"})
+    writer_frame_share: float = field(default=0.5, metadata={
+        "help": "write rows of a training game's announcement (varied surface): share put in "
+                "a frame of the same kind (change, repeat, first sight, added rule) that only "
+                "the write model's training text uses (game.phrasing.WRITER_FRAMES: "
+                "corrections, retractions, changes naming the old item, and repeats from the "
+                "same speakers), the rule sentence kept (chains.writer_frame); the game's own "
+                "frames carry a change only in cue words, which the writer learned instead of "
+                "reading a change (journal 2026-12-01, night); 0 = as the game said it"})
     max_none_share: float = field(default=0.3, metadata={
         "help": "write rows: at most this share of 'nothing to store' rows per split"})
     answer_lines: int = field(default=3, metadata={
@@ -234,6 +242,9 @@ class SynthConfig:
             raise MagsError("SynthConfig: n_items, answer_prompt_formats, expansion_modes and "
                             "surfaces "
                             "must not be empty", "give at least one value each")
+        if not 0.0 <= self.writer_frame_share <= 1.0:
+            raise MagsError(f"SynthConfig: writer_frame_share = {self.writer_frame_share}",
+                            "writer_frame_share is a share in [0, 1]")
         if not 0.0 <= self.reframe_update_share <= 1.0:
             raise MagsError(f"SynthConfig: reframe_update_share = {self.reframe_update_share}",
                             "reframe_update_share is a share in [0, 1]")

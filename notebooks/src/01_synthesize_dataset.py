@@ -20,6 +20,7 @@ NEAR_DUP_THRESHOLD = 0.95  # cosine at which two rows count as near-duplicates
 MAX_NEAR_DUP_RATE = 0.05  # sanity bound on the final train rows
 IMPERFECT_MEMORY_SHARE = 0.0  # write rows showing a missing / stale / garbled rule (0.3 tried)
 REFRAME_UPDATE_SHARE = 0.0  # rule changes re-framed as first sights: update read from memory
+WRITER_FRAME_SHARE = 0.5  # write rows' announcements in frames only training text uses
 N_EXAMPLES = 1  # example rows printed per task
 
 # %%
@@ -38,7 +39,8 @@ cfg = SynthConfig(seed=SEED, expand=EXPAND, expansion_llm=EXPANSION_LLM,
                   n_expansions=N_EXPANSIONS, embedder=EMBEDDER,
                   near_dup_threshold=NEAR_DUP_THRESHOLD,
                   imperfect_memory_share=IMPERFECT_MEMORY_SHARE,
-                  reframe_update_share=REFRAME_UPDATE_SHARE, smoke=SMOKE).resolved()
+                  reframe_update_share=REFRAME_UPDATE_SHARE,
+                  writer_frame_share=WRITER_FRAME_SHARE, smoke=SMOKE).resolved()
 print(json.dumps(cfg.split_seeds(), default=str)[:200], "...")
 
 # %% [markdown]
