@@ -88,9 +88,11 @@ def plan(smoke: bool, only: list[str] | None = None, force: bool = False,
     index, pending, planned = code_index(cfg.package_dir), set(), []
     for nb in (p for p in every if p in selected):
         entry = runs.get(nb.name)
-        inputs = notebook_inputs(nb, {"SMOKE": smoke}, _upstream(nb, stems, runs, cfg, pending),
-                                 index, cfg)
-        reason = "forced" if force else stale_reason(entry, inputs, missing_outputs(nb, cfg))
+        upstream = _upstream(nb, stems, runs, cfg, pending)
+        inputs = notebook_inputs(nb, {"SMOKE": smoke}, upstream, index, cfg)
+        legacy = notebook_inputs(nb, {"SMOKE": smoke}, upstream, index, cfg, shape=False)
+        reason = "forced" if force else stale_reason(entry, inputs, missing_outputs(nb, cfg),
+                                                     legacy)
         if reason:
             pending.add(nb.stem)
         planned.append(Planned(nb, reason, entry, expected_seconds(entry, smoke)))
@@ -133,10 +135,10 @@ def _still_current(p: Planned, smoke: bool, cfg: PipelineConfig) -> bool:
     if p.entry is None:
         return False
     every, runs = notebooks(cfg.notebooks_dir), load_record(cfg.record_path)["runs"]
-    inputs = notebook_inputs(p.nb, {"SMOKE": smoke}, _upstream(p.nb, [q.stem for q in every],
-                                                                runs, cfg),
-                             code_index(cfg.package_dir), cfg)
-    return stale_reason(runs.get(p.nb.name), inputs, missing_outputs(p.nb, cfg)) is None
+    upstream, index = _upstream(p.nb, [q.stem for q in every], runs, cfg), code_index(cfg.package_dir)
+    inputs = notebook_inputs(p.nb, {"SMOKE": smoke}, upstream, index, cfg)
+    legacy = notebook_inputs(p.nb, {"SMOKE": smoke}, upstream, index, cfg, shape=False)
+    return stale_reason(runs.get(p.nb.name), inputs, missing_outputs(p.nb, cfg), legacy) is None
 
 
 def _run_one(p: Planned, smoke: bool, cfg: PipelineConfig) -> dict:
@@ -186,7 +188,7 @@ def run(smoke: bool, only: list[str] | None = None, force: bool = False,
 
 
 def step_inputs(command: list[str], after: list[str], smoke: bool,
-                cfg: PipelineConfig = DEFAULT) -> dict:
+                cfg: PipelineConfig = DEFAULT, shape: bool = True) -> dict:
     """A guarded command's inputs: itself, the mags_lib code it runs, the `after` notebooks' runs."""
     module = command[command.index("-m") + 1] if "-m" in command[:-1] else ""
     index = code_index(cfg.package_dir)
@@ -196,7 +198,7 @@ def step_inputs(command: list[str], after: list[str], smoke: bool,
     upstream = {a: run_id(next((e for n, e in runs.items() if number(n) == a), None))
                 for a in after}
     return {"command": command, "params": {"SMOKE": smoke},
-            "code": code_digest(index, modules), "upstream": upstream}
+            "code": code_digest(index, modules, shape), "upstream": upstream}
 
 
 def run_step(name: str, command: list[str], after: list[str] | None = None, smoke: bool = False,
@@ -204,10 +206,11 @@ def run_step(name: str, command: list[str], after: list[str] | None = None, smok
     """Run `command` unless its last successful run had the same inputs and its `--out`
     files exist; its exit status (0 when skipped). Messages go to stderr."""
     inputs = step_inputs(command, after or [], smoke, cfg)
+    legacy = step_inputs(command, after or [], smoke, cfg, shape=False)
     entry = load_record(cfg.record_path)["steps"].get(name)
     outs = [command[i + 1] for i, a in enumerate(command[:-1]) if a == "--out"]
     missing = [o for o in outs if not Path(o).exists()]
-    reason = "forced" if force else stale_reason(entry, inputs, missing)
+    reason = "forced" if force else stale_reason(entry, inputs, missing, legacy)
     if not reason:
         print(f"[pipeline] step {name}: up to date since {entry.get('finished')}", file=sys.stderr)
         return 0

@@ -8,6 +8,7 @@ fingerprint computed now and its outputs are still on disk. The fingerprint hash
 * `params` and `kernel`: what papermill injects (`SMOKE=True` and `False` never satisfy each other);
 * `code`: the `mags_lib` files the cells can import: the static import closure of their
   `mags_lib` imports (imports inside functions too), with the packages' data files (grammars);
+  Python files by their syntax tree, so comments, docstrings and help strings do not count;
 * `upstream`: the ids of the last successful runs of the notebooks it reads from
   (`DEPENDS_ON`). Any re-run upstream thus re-runs everything downstream, and no multi-GB model
   is hashed: models are stood for by the run that wrote them. Where all a notebook reads of an
@@ -189,12 +190,19 @@ def closure(roots: set[str], graph: Mapping[str, set[str]]) -> set[str]:
     return seen
 
 
-def code_digest(index: CodeIndex, modules: set[str] | None = None) -> str:
-    """Hash of these modules' files (None: the whole package)."""
+def code_digest(index: CodeIndex, modules: set[str] | None = None, shape: bool = True) -> str:
+    """Hash of these modules' files (None: the whole package). With `shape`, a Python file
+    counts by its syntax tree (`train.resume.code_shape`: comments, docstrings and config help
+    strings left out), so that a reworded comment does not re-run hours of notebooks; data files
+    and, without `shape` (records written before 2026-12-02), every file count by their bytes."""
+    from mags_lib.train.resume import code_shape
+
     names = index.files if modules is None else modules
     h = hashlib.sha256()
     for path in sorted({f for m in names for f in index.files.get(m, [])}):
-        h.update(str(path.relative_to(index.package_dir)).encode() + b"\0" + path.read_bytes())
+        body = (code_shape(path.read_text(encoding="utf-8")).encode()
+                if shape and path.suffix == ".py" else path.read_bytes())
+        h.update(str(path.relative_to(index.package_dir)).encode() + b"\0" + body)
     return h.hexdigest()[:16]
 
 
@@ -234,12 +242,13 @@ def run_id(entry: dict | None) -> str | None:
 
 
 def notebook_inputs(nb: Path, params: dict, upstream: Mapping[str, str | None],
-                    index: CodeIndex, cfg: PipelineConfig) -> dict:
-    """Everything the notebook's run depends on, each part hashed (see the module docstring)."""
+                    index: CodeIndex, cfg: PipelineConfig, shape: bool = True) -> dict:
+    """Everything the notebook's run depends on, each part hashed (see the module docstring;
+    `shape=False`: the code by its bytes, as records before 2026-12-02 hold it)."""
     cells = code_cells(nb)
     modules = closure(set().union(*map(mags_imports, cells)), index.imports)
     inputs = {"notebook": digest(cells), "params": params, "kernel": cfg.kernel,
-              "code": code_digest(index, modules), "upstream": dict(upstream)}
+              "code": code_digest(index, modules, shape), "upstream": dict(upstream)}
     if external := cfg.external.get(number(nb.stem)):
         inputs["data"] = content_digest(external, cfg.root)
     return inputs
@@ -257,14 +266,19 @@ _WHY = {"notebook": "the notebook changed", "code": "mags_lib code it imports ch
         "kernel": "another kernel", "data": "its input data changed"}
 
 
-def stale_reason(entry: dict | None, inputs: dict, missing: Sequence[str] = ()) -> str | None:
-    """Why the notebook (or step) must run, or None when its last run still holds."""
+def stale_reason(entry: dict | None, inputs: dict, missing: Sequence[str] = (),
+                 legacy: dict | None = None) -> str | None:
+    """Why the notebook (or step) must run, or None when its last run still holds. `legacy`:
+    the same inputs with the code hashed by its bytes, which a record written before code
+    counted by its syntax tree holds (such a record still holds if that matches)."""
     if entry is None:
         return "never run"
     if not entry.get("ok"):
         return f"last run failed ({entry.get('error', 'no reason recorded')})"
     if "fingerprint" not in entry:
         return "no fingerprint recorded (an older record)"
+    if legacy is not None and entry["fingerprint"] == digest(legacy):
+        return ("outputs missing: " + ", ".join(missing)) if missing else None
     if entry["fingerprint"] != digest(inputs):
         old = entry.get("inputs", {})
         changed = [k for k in inputs if old.get(k) != inputs[k]] or ["inputs"]

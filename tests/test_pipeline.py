@@ -199,6 +199,40 @@ def test_only_the_mags_lib_code_a_notebook_imports_counts(chain, fake, capsys):
     assert "why: mags_lib code it imports changed" in capsys.readouterr().out
 
 
+def test_comments_docstrings_and_help_strings_do_not_count_as_code(chain, fake):
+    _run(fake, chain)
+    (chain.package_dir / "deep.py").write_text(
+        '"""The deep module."""\n\nX = (1)  # one\nF = dict(metadata={"help": "x"})\n')
+    assert _run(fake, chain) == ["01", "02", "03"]  # F is new code
+    (chain.package_dir / "deep.py").write_text(
+        '"""Reworded."""\n\n# a comment\nX = 1\nF = dict(metadata={"help": "y z"})\n')
+    assert _run(fake, chain) == []
+
+
+def test_a_record_from_before_code_counted_by_its_syntax_tree_still_holds(chain, fake):
+    """Records written before 2026-12-02 hash the code by its bytes: they hold while the bytes
+    are the same, so the switch re-ran nothing; once the bytes change, even in a comment, the
+    old record cannot tell, and the notebook runs (and is recorded the new way)."""
+    from mags_lib.pipeline_state import code_digest, digest
+
+    _run(fake, chain)
+    record = json.loads(chain.record_path.read_text())
+    index = code_index(chain.package_dir)
+    for entry in record["runs"]:  # as the old code wrote them
+        if "01_a" in entry["notebook"]:
+            entry["inputs"]["code"] = code_digest(index, {"mags_lib", "mags_lib.used",
+                                                          "mags_lib.deep"}, shape=False)
+            assert entry["inputs"]["code"] != code_digest(
+                index, {"mags_lib", "mags_lib.used", "mags_lib.deep"})
+            entry["fingerprint"] = digest(entry["inputs"])
+    chain.record_path.write_text(json.dumps(record))
+    assert _run(fake, chain) == []
+    (chain.package_dir / "deep.py").write_text("X = 1  # the same code, other bytes\n")
+    assert _run(fake, chain) == ["01", "02", "03"]
+    (chain.package_dir / "deep.py").write_text("X = 1  # and now the new record can tell\n")
+    assert _run(fake, chain) == []
+
+
 def test_an_undeclared_notebook_depends_on_every_earlier_one(chain, fake):
     cfg = replace(chain, depends_on={"02": (), "03": ("01",)})
     _run(fake, cfg)
