@@ -113,8 +113,12 @@ def _eta(todo: Sequence[Planned]) -> str:
     unknown = len(todo) - len(known)
     this = (f"last run {first:.0f} s, expected done ~{_clock(first)}" if first is not None
             else "no earlier run in this mode to time it by")
-    rest = f"; {len(todo)} to run, all done ~{_clock(sum(known))}" if len(todo) > 1 else ""
-    return this + rest + (f" (+{unknown} untimed)" if unknown and rest else "")
+    if len(todo) == 1:
+        return this
+    if not known:
+        return this + f"; {len(todo)} to run, none timed yet"
+    rest = f"; {len(todo)} to run, all done ~{_clock(sum(known))}"
+    return this + rest + (f" (+{unknown} untimed)" if unknown else "")
 
 
 def _execute(nb: Path, out: Path, params: dict, kernel: str) -> str | None:

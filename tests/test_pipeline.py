@@ -253,6 +253,16 @@ def test_the_progress_line_estimates_the_finish_from_the_last_runs(chain, fake, 
     assert "3 to run, all done ~" in out and "(+1 untimed)" in out
     assert "why: no fingerprint recorded" in out
     assert "2/3 02_b (SMOKE=False) ... last run 1306 s" in out
+    assert "3/3 03_c (SMOKE=False) ... no earlier run in this mode to time it by" in out
+
+
+def test_the_progress_line_promises_no_finish_when_nothing_left_is_timed(chain, fake, capsys):
+    _run(fake, chain)  # SMOKE=False runs: a SMOKE run has nothing to time it by
+    capsys.readouterr()
+    pipeline.run(True, cfg=chain)
+    out = capsys.readouterr().out
+    assert "1/3 01_a (SMOKE=True) ... no earlier run in this mode to time it by; 3 to run, " \
+           "none timed yet" in out and "all done" not in out
 
 
 def test_records_merge_per_notebook_and_keep_each_modes_time(tmp_path):
