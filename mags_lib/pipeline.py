@@ -29,6 +29,7 @@ import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 
 from mags_lib.paths import NOTEBOOKS_DIR
@@ -90,9 +91,9 @@ def plan(smoke: bool, only: list[str] | None = None, force: bool = False,
         entry = runs.get(nb.name)
         upstream = _upstream(nb, stems, runs, cfg, pending)
         inputs = notebook_inputs(nb, {"SMOKE": smoke}, upstream, index, cfg)
-        legacy = notebook_inputs(nb, {"SMOKE": smoke}, upstream, index, cfg, shape=False)
-        reason = "forced" if force else stale_reason(entry, inputs, missing_outputs(nb, cfg),
-                                                     legacy)
+        reason = "forced" if force else stale_reason(
+            entry, inputs, missing_outputs(nb, cfg),
+            partial(notebook_inputs, nb, {"SMOKE": smoke}, upstream, index, cfg, shape=False))
         if reason:
             pending.add(nb.stem)
         planned.append(Planned(nb, reason, entry, expected_seconds(entry, smoke)))
@@ -141,8 +142,9 @@ def _still_current(p: Planned, smoke: bool, cfg: PipelineConfig) -> bool:
     every, runs = notebooks(cfg.notebooks_dir), load_record(cfg.record_path)["runs"]
     upstream, index = _upstream(p.nb, [q.stem for q in every], runs, cfg), code_index(cfg.package_dir)
     inputs = notebook_inputs(p.nb, {"SMOKE": smoke}, upstream, index, cfg)
-    legacy = notebook_inputs(p.nb, {"SMOKE": smoke}, upstream, index, cfg, shape=False)
-    return stale_reason(runs.get(p.nb.name), inputs, missing_outputs(p.nb, cfg), legacy) is None
+    return stale_reason(runs.get(p.nb.name), inputs, missing_outputs(p.nb, cfg), lambda:
+                        notebook_inputs(p.nb, {"SMOKE": smoke}, upstream, index, cfg,
+                                        shape=False)) is None
 
 
 def _run_one(p: Planned, smoke: bool, cfg: PipelineConfig) -> dict:
@@ -210,11 +212,11 @@ def run_step(name: str, command: list[str], after: list[str] | None = None, smok
     """Run `command` unless its last successful run had the same inputs and its `--out`
     files exist; its exit status (0 when skipped). Messages go to stderr."""
     inputs = step_inputs(command, after or [], smoke, cfg)
-    legacy = step_inputs(command, after or [], smoke, cfg, shape=False)
     entry = load_record(cfg.record_path)["steps"].get(name)
     outs = [command[i + 1] for i, a in enumerate(command[:-1]) if a == "--out"]
     missing = [o for o in outs if not Path(o).exists()]
-    reason = "forced" if force else stale_reason(entry, inputs, missing, legacy)
+    reason = "forced" if force else stale_reason(
+        entry, inputs, missing, lambda: step_inputs(command, after or [], smoke, cfg, shape=False))
     if not reason:
         print(f"[pipeline] step {name}: up to date since {entry.get('finished')}", file=sys.stderr)
         return 0

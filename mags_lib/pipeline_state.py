@@ -31,11 +31,12 @@ models, and artefacts changed by hand outside the pipeline. Deleted outputs are 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -195,15 +196,24 @@ def code_digest(index: CodeIndex, modules: set[str] | None = None, shape: bool =
     counts by its syntax tree (`train.resume.code_shape`: comments, docstrings and config help
     strings left out), so that a reworded comment does not re-run hours of notebooks; data files
     and, without `shape` (records written before 2026-12-02), every file count by their bytes."""
-    from mags_lib.train.resume import code_shape
-
     names = index.files if modules is None else modules
     h = hashlib.sha256()
     for path in sorted({f for m in names for f in index.files.get(m, [])}):
-        body = (code_shape(path.read_text(encoding="utf-8")).encode()
-                if shape and path.suffix == ".py" else path.read_bytes())
-        h.update(str(path.relative_to(index.package_dir)).encode() + b"\0" + body)
+        stat = path.stat()
+        h.update(str(path.relative_to(index.package_dir)).encode() + b"\0"
+                 + _file_body(str(path), stat.st_mtime_ns, stat.st_size, shape))
     return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_body(path: str, mtime_ns: int, size: int, shape: bool) -> bytes:
+    """What `code_digest` hashes of one file (cached while the file is unchanged: a plan
+    parses each module once, not once per notebook that imports it)."""
+    from mags_lib.train.resume import code_shape
+
+    file = Path(path)
+    return (code_shape(file.read_text(encoding="utf-8")).encode()
+            if shape and file.suffix == ".py" else file.read_bytes())
 
 
 def content_digest(paths: Sequence[str], root: Path = PROJ_ROOT) -> str:
@@ -267,17 +277,19 @@ _WHY = {"notebook": "the notebook changed", "code": "mags_lib code it imports ch
 
 
 def stale_reason(entry: dict | None, inputs: dict, missing: Sequence[str] = (),
-                 legacy: dict | None = None) -> str | None:
+                 legacy: Callable[[], dict] | None = None) -> str | None:
     """Why the notebook (or step) must run, or None when its last run still holds. `legacy`:
-    the same inputs with the code hashed by its bytes, which a record written before code
-    counted by its syntax tree holds (such a record still holds if that matches)."""
+    gives the same inputs with the code hashed by its bytes, which a record written before code
+    counted by its syntax tree holds (such a record still holds if that matches; called only
+    when the inputs do not match)."""
     if entry is None:
         return "never run"
     if not entry.get("ok"):
         return f"last run failed ({entry.get('error', 'no reason recorded')})"
     if "fingerprint" not in entry:
         return "no fingerprint recorded (an older record)"
-    if legacy is not None and entry["fingerprint"] == digest(legacy):
+    if (entry["fingerprint"] != digest(inputs) and legacy is not None
+            and entry["fingerprint"] == digest(legacy())):
         return ("outputs missing: " + ", ".join(missing)) if missing else None
     if entry["fingerprint"] != digest(inputs):
         old = entry.get("inputs", {})
