@@ -106,6 +106,10 @@ class RoleRecipe:
 # options (SynthConfig.answer_all_orders) it was no better. The runs behind each choice are in
 # docs/journal.md (2026-11-26, 2026-11-27). Since 2026-11-28 the answer rows also hold the
 # conversations' open questions over dated memory lines (up to 10 LoCoMo facts: 512 tokens).
+# These are the defaults of a RoleTrainConfig that is given no steps. The notebooks set their
+# own (`with_steps`): notebook 02 trains the answer model 120 SFT steps (its rows grew to 512
+# tokens with the conversations' questions; 60 was measured on game rows alone), notebook 03
+# the writer 550 (one pass over the mix with the game's rows twice).
 ROLE_RECIPES: dict[str, RoleRecipe] = {
     "ask": RoleRecipe(sft_steps=36, grpo_steps=10, completion_tokens=64, eval_tokens=64,
                       grpo_prompts=4, grpo_lr=1e-4, grpo_temperature=0.7,
