@@ -435,8 +435,20 @@ def bank_runs(root: Path) -> dict[str, dict]:
                       if w.get("bank") == run.get("bank")]
             same = writer.get("bank") == run.get("bank") and writer.get("deployed", True)
             out[folder.name] = {"headline": rows, "targets": targets, "bank": run.get("bank"),
+                                "models": run.get("models") or {},
                                 "writer": writer if same else None, "other_writers": others}
     return out
+
+
+def _models_clause(models: dict[str, str]) -> str:
+    """' (write model 1a2b3c4d)': which trained write model played a bank (its file's sha256
+    prefix), '' where the run did not record it (runs before 2026-12-02).
+
+    >>> _models_clause({"write": "write-grpo-q8_0.gguf:1a2b3c4d5e6f7a8b"})
+    ' (write model 1a2b3c4d)'
+    """
+    write = (models or {}).get("write")
+    return f" (write model {write.rsplit(':', 1)[-1][:8]})" if write else ""
 
 
 def banks_section(root: Path) -> str:
@@ -451,7 +463,11 @@ def banks_section(root: Path) -> str:
     out = []
     for name, r in runs.items():
         t = r["targets"]
-        out += [f"**{name}** (`{r['bank']}`)", "", headline_markdown(r["headline"]), "",
+        out += [f"**{name}** (`{r['bank']}`)", ""]
+        if r["models"]:
+            out += ["Models: " + ", ".join(f"{role} `{m}`" for role, m in r["models"].items())
+                    + ".", ""]
+        out += [headline_markdown(r["headline"]), "",
                 f"Targets: mags after drift − static_rag "
                 f"{_f(t.get('after_drift_mags_minus_static_rag'), signed=True)} (≥ +0.10: "
                 f"{_f(t['met'].get('after_drift'))}); mags / mags_scripted "
@@ -460,6 +476,78 @@ def banks_section(root: Path) -> str:
         for writer in ([r["writer"]] if r["writer"] else []) + r.get("other_writers", []):
             out += [frames_markdown(writer), ""]
     return "\n".join(out).rstrip()
+
+
+BANKS_TITLE = "Banks of phrasings scored once (game_bank)"
+KEPT_BANKS = ("_Kept from the previous report: banks this run's `results/` has not scored, as "
+              "their own runs scored them ({names})._")
+
+
+def _bank_chunks(body: str) -> dict[str, str]:
+    r"""A banks section's subsections by bank name (kept-marker lines dropped).
+
+    >>> _bank_chunks("**a** (`a:1`)\n\n| t |\n\n_Kept from the previous report: x._\n\n**b** (`b:2`)\n\nw")
+    {'a': '**a** (`a:1`)\n\n| t |', 'b': '**b** (`b:2`)\n\nw'}
+    """
+    import re
+
+    out: dict[str, list[str]] = {}
+    name = None
+    for line in body.split("\n"):
+        head = re.match(r"\*\*([^*]+)\*\* \(`", line)
+        if head:
+            name = head.group(1)
+            out[name] = []
+        if name is not None and not line.startswith(KEPT_MARK):
+            out[name].append(line)
+    return {n: "\n".join(lines).strip() for n, lines in out.items()}
+
+
+def merge_kept_banks(body: str, previous: str) -> str:
+    """The banks section `body` of this run, followed by the previous report's banks that this
+    run did not score, under a line saying they were kept: scoring one bank again (or a new
+    one) does not blank the others' tables."""
+    mine, old = _bank_chunks(body), _bank_chunks(previous)
+    kept = [name for name in old if name not in mine]
+    if not kept or _is_missing(body):
+        return body
+    return "\n\n".join([body.rstrip(), KEPT_BANKS.format(names=", ".join(kept)),
+                        *(old[name] for name in kept)])
+
+
+def _bank_parts(line: str) -> dict[str, str]:
+    r"""The README's banks line split into its banks' parts, by name.
+
+    >>> _bank_parts("Banks (x; y): a: `bare` 0.5 / 0.4; targets: t; b (write model 12ab): `bare` 1")
+    {'a': 'a: `bare` 0.5 / 0.4; targets: t', 'b': 'b (write model 12ab): `bare` 1'}
+    """
+    import re
+
+    head = re.compile(r"(?:(?<=\): )|(?<=; ))([\w.-]+)(?: \([^)]*\))?: `")
+    starts = [(m.start(), m.group(1)) for m in head.finditer(line)]
+    return {name: line[at:(starts[i + 1][0] - 2 if i + 1 < len(starts) else None)].rstrip(".")
+            for i, (at, name) in enumerate(starts)}
+
+
+def merge_bank_lines(line: str, previous: str) -> str:
+    """This run's README banks line with the previous line's banks that this run did not
+    score appended, each marked as kept."""
+    mine, old = _bank_parts(line), _bank_parts(previous)
+    kept = [part.replace(name, f"{name} (kept from the previous block)", 1)
+            if "(kept from the previous block)" not in part.split(": ", 1)[0] else part
+            for name, part in old.items() if name not in mine]
+    if not kept or not mine:
+        return line
+    return line.rstrip(".") + "; " + "; ".join(kept) + "."
+
+
+def _merge_banks_in(text: str, previous: str) -> str:
+    """`text` (README block lines) with its banks line merged with `previous`'s."""
+    old = next((ln for ln in previous.split("\n") if ln.startswith(BANKS_LEAD)), None)
+    if old is None:
+        return text
+    return "\n".join(merge_bank_lines(ln, old) if ln.startswith(BANKS_LEAD) else ln
+                     for ln in text.split("\n"))
 
 
 def _writer_clause(writer: dict | None) -> str:
@@ -481,7 +569,7 @@ def banks_headline(root: Path) -> str | None:
     for name, r in runs.items():
         rows = {x["agent"]: x for x in r["headline"]}
         t = r["targets"]
-        parts.append(f"{name}: " + ", ".join(
+        parts.append(f"{name}{_models_clause(r['models'])}: " + ", ".join(
             f"`{a}`{' (upper bound)' if a == 'mags_scripted' else ''} {_f(x['accuracy'])} / "
             f"{_f(x['after_drift'])}" for a, x in rows.items() if a != "oracle")
             + f"; targets: after drift − static_rag "
@@ -893,6 +981,8 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
                 continue
             at = next((i for i, ln in enumerate(lines) if ln.startswith(lead)), None)
             if at is not None:  # replaced where it stood, with the table under it if any
+                if lead == BANKS_LEAD:
+                    line = merge_bank_lines(line, lines[at])
                 end = at + 1
                 if end + 1 < len(lines) and not lines[end] and lines[end + 1].startswith("|"):
                     end += 1
@@ -919,6 +1009,8 @@ def update_readme(readme: Path, root: Path, keep: bool = False) -> bool:
                        if lead in body), None)  # where notebook 09's paragraph stood
         body = (body.replace(before, before[:-len(before.lstrip("\n"))] + kept + "\n\n"
                              + before.lstrip("\n"), 1) if before else body + "\n\n" + kept)
+    if keep:
+        body = _merge_banks_in(body, old)
     readme.write_text(f"{head}{README_START}\n<!-- generated by `make summary` from results/; "
                       f"do not edit by hand -->\n\n{body}\n\n{README_END}{tail}")
     return True
@@ -935,7 +1027,7 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("TextWorld (10)", textworld_section),
             ("Conversations (12)", conversations_section),
             ("Test splits (13)", test_splits_section),
-            ("Banks of phrasings scored once (game_bank)", banks_section),
+            (BANKS_TITLE, banks_section),
             ("Transfer matrix (14)", transfer_section),
             ("Mechanisms on conversations (15)", conversation_mechanisms_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section),
@@ -995,6 +1087,8 @@ def render(root: Path = RESULTS_DIR, previous: str | None = None) -> str:
         body = fn(root)
         if title == PIPELINE_TITLE and old.get(title) and not _is_missing(body):
             body = merge_pipeline_rows(body, old[title])
+        if title == BANKS_TITLE and old.get(title):
+            body = merge_kept_banks(body, old[title])
         if _is_missing(body) and old.get(title) and not _is_missing(old[title]):
             body = KEPT.format(why=body.strip("_").rstrip(".")) + "\n\n" + old[title]
         parts.append(f"## {title}\n\n{body}")

@@ -29,9 +29,31 @@ def test_a_file_bank_is_played_with_notebook_13s_settings_and_scored(tmp_path):
     assert out["targets"]["met"]["after_drift"] is None  # mags and static_rag were not played
     saved = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert saved["bank"] == out["bank"] and saved["source"] == str(path)
+    # which models played: the decision model handed in; no ask or write model (no mags)
+    assert saved["models"] == out["models"] == {"answer": RuleReaderLLM().name}
     assert json.loads((tmp_path / "run" / "headline.json").read_text()) == out["headline"]
     text = report(out)
     assert "| outside | oracle |" in text and "an agent it needs was not played" in text
+    assert f"Models: answer `{RuleReaderLLM().name}`." in text
+
+
+def test_a_bank_run_names_its_model_files_by_content(tmp_path):
+    from types import SimpleNamespace
+
+    from mags_lib.evaluation.game_bank import model_label, played_models
+
+    a, b = tmp_path / "a" / "write-grpo-q8_0.gguf", tmp_path / "b" / "write-grpo-q8_0.gguf"
+    for path, body in ((a, b"GGUF one"), (b, b"GGUF two")):
+        path.parent.mkdir()
+        path.write_bytes(body)
+    assert model_label(a).startswith("write-grpo-q8_0.gguf:") and model_label(a) != model_label(b)
+    assert model_label("embedded") == "embedded"
+    cfg = SimpleNamespace(llm=SimpleNamespace(model=str(a)), agents=["bare", "mags"],
+                          role_model_paths=lambda: {"ask": "embedded", "write": str(b)})
+    assert played_models(cfg) == {"answer": model_label(a), "ask": "embedded",
+                                  "write": model_label(b)}
+    assert played_models(cfg, roles={"write": SimpleNamespace(name="fake")})["write"] == "fake"
+    assert set(played_models(SimpleNamespace(**{**vars(cfg), "agents": ["bare"]}))) == {"answer"}
 
 
 def test_the_command_writes_an_example_and_refuses_a_bad_bank(tmp_path, capsys):

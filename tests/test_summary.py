@@ -667,6 +667,49 @@ def test_a_scored_bank_of_phrasings_reaches_the_report_and_the_readme_block(tmp_
     assert block.index("Banks of phrasings") < block.index("The game in its development")
 
 
+def _scored_bank(root, name, models=None):
+    folder = root / "game_bank" / name
+    folder.mkdir(parents=True)
+    (folder / "headline.json").write_text(json.dumps(_test_split_metrics()["game"]["headline"]))
+    (folder / "targets.json").write_text(json.dumps({
+        "after_drift_mags_minus_static_rag": 0.06, "mags_over_scripted": 0.863,
+        "met": {"after_drift": False, "vs_scripted": False}}))
+    (folder / "manifest.json").write_text(json.dumps({
+        "bank": f"{name}:abc", "config": {"smoke": False}, **({"models": models} if models else {})}))
+
+
+def test_scoring_one_bank_keeps_the_other_banks_in_the_report_and_the_readme(tmp_path):
+    import mags_lib.summary as summary
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    _scored_bank(first, "old_bank")
+    _scored_bank(second, "new_bank", {"answer": "a.gguf:1", "write": "w.gguf:1a2b3c4d5e6f"})
+    render, update_readme = summary.render, summary.update_readme
+    report = render(second, render(first))
+    section = report.split(f"## {summary.BANKS_TITLE}", 1)[1].split("\n## ", 1)[0]
+    assert "**new_bank** (`new_bank:abc`)" in section and "Models: answer `a.gguf:1`" in section
+    assert section.index("**new_bank**") < section.index("_Kept from the previous report: banks")
+    assert section.index("(old_bank)._") < section.index("**old_bank** (`old_bank:abc`)")
+    assert render(second, report) == report  # kept once, not again on the next run
+    # scored again, a bank replaces its kept table
+    _scored_bank(second, "old_bank")
+    again = render(second, report)
+    assert again.count("**old_bank**") == 1 and "_Kept from the previous report: banks" not in again
+
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n" + summary.README_START + "\n| agent | acc |\n|---|---|\n\n"
+                      "Every table: `reports/RESULTS.md`.\n\n" + summary.README_END + "\n")
+    assert update_readme(readme, first, keep=True)
+    assert "old_bank: `bare` 0.400 / 0.300" in readme.read_text()
+    (second / "game_bank" / "old_bank" / "headline.json").unlink()  # only new_bank scored
+    for _ in range(2):
+        assert update_readme(readme, second, keep=True)
+    line = next(ln for ln in readme.read_text().split("\n") if ln.startswith(summary.BANKS_LEAD))
+    assert "new_bank (write model 1a2b3c4d): `bare` 0.400 / 0.300" in line
+    assert "; old_bank (kept from the previous block): `bare` 0.400 / 0.300" in line
+    assert line.count("old_bank") == 1 and line.endswith("(no).")
+
+
 def test_the_conversation_benchmark_has_its_section_with_the_reader(tmp_path):
     from mags_lib.summary import conversation_bench_section
 

@@ -81,13 +81,51 @@ def score_bank(phrasings: str, *, seeds: list[int] | tuple[int, ...] = (0, 1, 2)
     targets = closed_loop_targets(summary)
     write_json(out_dir / "headline.json", rows)
     write_json(out_dir / "targets.json", targets)
+    models = played_models(cfg.resolved(), loaded.get("llm"), loaded.get("roles"))
     write_json(out_dir / "manifest.json", manifest(cfg.resolved(), bank=bank_id(phrasings),
-                                                  source=str(phrasings)))
+                                                  source=str(phrasings), models=models))
     return {"bank": bank_id(phrasings), "source": str(phrasings), "smoke": smoke,
-            "headline": rows, "targets": targets,
+            "models": models, "headline": rows, "targets": targets,
             "oracle_vs_bare_gap": summary.get("oracle_vs_bare_gap"),
             "evaluation_valid": summary.get("evaluation_valid"),
             "seconds": result.seconds, "games": len(result.games), "out_dir": str(out_dir)}
+
+
+def model_label(spec: str | Path) -> str:
+    """A model file as `name:sha256 prefix` (what it is, not only where it lies: two trainings
+    of one recipe export to the same name); anything that is not a file ('embedded') as given.
+
+    >>> model_label("embedded")
+    'embedded'
+    """
+    from mags_lib.models import file_digest
+
+    path = Path(spec)
+    return f"{path.name}:{file_digest(path)[:16]}" if path.is_file() else str(spec)
+
+
+def _name(model: Any) -> str:
+    return str(getattr(model, "name", type(model).__name__))
+
+
+def played_models(cfg: Any, llm: Any = None, roles: dict[str, Any] | None = None
+                  ) -> dict[str, str]:
+    """{role: model} that a bank run played with: the decision (answer) model, and the ask and
+    write models where a trained closed-loop agent played; the names of the models handed in
+    (`llm`, `roles`: tests pass fakes), else the files `cfg` resolves to."""
+    from mags_lib.agents.registry import TRAINED_LOOP_AGENTS
+    from mags_lib.errors import MagsError
+
+    out = {"answer": _name(llm) if llm is not None else model_label(cfg.llm.model)}
+    if not any(a in TRAINED_LOOP_AGENTS for a in cfg.agents):
+        return out
+    if roles:
+        return {**out, **{role: _name(m) for role, m in roles.items()}}
+    try:
+        paths = cfg.role_model_paths()
+    except MagsError:  # no trained model: run_eval has already said so
+        return out
+    return {**out, **{role: model_label(path) for role, path in paths.items()}}
 
 
 def report(metrics: dict[str, Any]) -> str:
@@ -118,6 +156,9 @@ def report(metrics: dict[str, Any]) -> str:
             True, {"mags", "static_rag"}) + "; mags / mags_scripted " + target(
             t.get("mags_over_scripted"), t["met"].get("vs_scripted"), "≥ 0.9", False,
             {"mags", "mags_scripted"}) + ".")
+    if metrics.get("models"):
+        out.append("Models: " + ", ".join(f"{role} `{m}`"
+                                          for role, m in metrics["models"].items()) + ".")
     return "\n".join(out)
 
 
