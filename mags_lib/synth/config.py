@@ -152,14 +152,17 @@ class SynthConfig:
                 "kept (chains.neutral_frame), so that 'update' is read from the memory line "
                 "holding the rule's old item, not from a change frame (held-out change frames, "
                 "'A correction is announced.', were written as add); 0 = as the game said it"})
-    writer_frame_share: float = field(default=0.5, metadata={
+    writer_frame_share: float = field(default=0.0, metadata={
         "help": "write rows of a training game's announcement (varied surface): share put in "
                 "a frame of the same kind (change, repeat, first sight, added rule) that only "
                 "the write model's training text uses (game.phrasing.WRITER_FRAMES: "
                 "corrections, retractions, changes naming the old item, and repeats from the "
                 "same speakers), the rule sentence kept (chains.writer_frame); the game's own "
                 "frames carry a change only in cue words, which the writer learned instead of "
-                "reading a change (journal 2026-12-01, night); 0 = as the game said it"})
+                "reading a change (journal 2026-12-01, night); 0 = as the game said it. "
+                "0.5 was tried and not adopted (journal 2026-12-02, day): updates right on "
+                "the change-frame probe 49 of 80 against 46, short of the rule's 54; the "
+                "errors moved from nothing to add"})
     max_none_share: float = field(default=0.3, metadata={
         "help": "write rows: at most this share of 'nothing to store' rows per split"})
     answer_lines: int = field(default=3, metadata={

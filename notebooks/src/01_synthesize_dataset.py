@@ -20,7 +20,7 @@ NEAR_DUP_THRESHOLD = 0.95  # cosine at which two rows count as near-duplicates
 MAX_NEAR_DUP_RATE = 0.05  # sanity bound on the final train rows
 IMPERFECT_MEMORY_SHARE = 0.0  # write rows showing a missing / stale / garbled rule (0.3 tried)
 REFRAME_UPDATE_SHARE = 0.0  # rule changes re-framed as first sights: update read from memory
-WRITER_FRAME_SHARE = 0.5  # write rows' announcements in frames only training text uses
+WRITER_FRAME_SHARE = 0.0  # write rows in frames only training text uses (0.5: not adopted)
 N_EXAMPLES = 1  # example rows printed per task
 
 # %%
