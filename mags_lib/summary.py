@@ -454,6 +454,7 @@ def _models_clause(models: dict[str, str]) -> str:
 def banks_section(root: Path) -> str:
     """Every bank of phrasings scored with `game_bank`: its headline table and targets."""
     from mags_lib.evaluation.bank_writer import frames_markdown
+    from mags_lib.evaluation.game_bank import models_line
     from mags_lib.evaluation.headline import headline_markdown
 
     runs = bank_runs(root)
@@ -465,8 +466,7 @@ def banks_section(root: Path) -> str:
         t = r["targets"]
         out += [f"**{name}** (`{r['bank']}`)", ""]
         if r["models"]:
-            out += ["Models: " + ", ".join(f"{role} `{m}`" for role, m in r["models"].items())
-                    + ".", ""]
+            out += [models_line(r["models"]), ""]
         out += [headline_markdown(r["headline"]), "",
                 f"Targets: mags after drift − static_rag "
                 f"{_f(t.get('after_drift_mags_minus_static_rag'), signed=True)} (≥ +0.10: "

@@ -157,9 +157,17 @@ def report(metrics: dict[str, Any]) -> str:
             t.get("mags_over_scripted"), t["met"].get("vs_scripted"), "≥ 0.9", False,
             {"mags", "mags_scripted"}) + ".")
     if metrics.get("models"):
-        out.append("Models: " + ", ".join(f"{role} `{m}`"
-                                          for role, m in metrics["models"].items()) + ".")
+        out.append(models_line(metrics["models"]))
     return "\n".join(out)
+
+
+def models_line(models: dict[str, str]) -> str:
+    """The models a bank run played, as one line (the printed report and `reports/RESULTS.md`).
+
+    >>> models_line({"answer": "a.gguf:12", "write": "w.gguf:34"})
+    'Models: answer `a.gguf:12`, write `w.gguf:34`.'
+    """
+    return "Models: " + ", ".join(f"{role} `{m}`" for role, m in models.items()) + "."
 
 
 if __name__ == "__main__":  # the command moved up to the apps (its judge needs synth)
