@@ -6,6 +6,7 @@ they test."""
 from __future__ import annotations
 
 import ast
+import logging
 import sys
 from pathlib import Path
 
@@ -55,20 +56,40 @@ def test_the_check_sees_a_private_use(tmp_path):
     assert _private_memory_uses(bad) == ["bad.py:3: memory._weight"]
 
 
+def _lint_imports(config: str) -> int:
+    """import-linter's CLI entry, run in this process. It configures logging with `dictConfig`
+    and the default `disable_existing_loggers=True`, which silences every logger that exists
+    already (all of `mags_lib`'s, so a later test's `caplog` would see nothing): their
+    `disabled` flags are put back afterwards."""
+    from importlinter.cli import lint_imports
+
+    loggers = [lg for lg in logging.Logger.manager.loggerDict.values()
+               if isinstance(lg, logging.Logger)]
+    before = {lg: lg.disabled for lg in loggers}
+    try:
+        return lint_imports(config_filename=config, no_cache=True)
+    finally:
+        for lg, disabled in before.items():
+            lg.disabled = disabled
+
+
+def test_running_the_linter_leaves_the_librarys_loggers_on():
+    import mags_lib.train.resume  # noqa: F401  (creates its logger before the linter runs)
+
+    assert _lint_imports(str(ROOT.parent / "pyproject.toml")) == 0
+    assert not logging.getLogger("mags_lib.train.resume").disabled
+
+
 def test_the_layers_contract_holds():
     """pyproject.toml's import-linter contract: every subpackage sits in a layer, and no module
     imports from a layer above its own (imports inside functions count)."""
-    from importlinter.cli import lint_imports
-
-    assert lint_imports(config_filename=str(ROOT.parent / "pyproject.toml"), no_cache=True) == 0, \
+    assert _lint_imports(str(ROOT.parent / "pyproject.toml")) == 0, \
         "run `lint-imports` for the offending import chain; move the shared piece below both"
 
 
 def test_the_layers_contract_sees_an_upward_import(tmp_path, monkeypatch):
     """The same contract on a copy of the library with one upward import added fails."""
     import shutil
-
-    from importlinter.cli import lint_imports
 
     shutil.copytree(ROOT, tmp_path / "mags_lib", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT.parent / "pyproject.toml", tmp_path / "pyproject.toml")
@@ -78,7 +99,7 @@ def test_the_layers_contract_sees_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for name in [m for m in sys.modules if m == "mags_lib" or m.startswith("mags_lib.")]:
         monkeypatch.delitem(sys.modules, name)
-    assert lint_imports(config_filename="pyproject.toml", no_cache=True) == 1
+    assert _lint_imports("pyproject.toml") == 1
 
 
 def test_test_files_are_named_after_what_they_test():

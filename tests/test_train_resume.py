@@ -7,6 +7,7 @@ SFT and GRPO run of the embedded model part-way and start it again.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import replace
 
 import pytest
@@ -78,26 +79,14 @@ def test_the_same_run_resumes_from_its_newest_complete_checkpoint(tmp_path):
     assert "resumed from" in point.reason and newest.is_dir()
 
 
-class Warnings:
-    """Stands in for the module's logger (the suite's logging set-up may disable loggers that
-    exist before it, so the test does not read the warning through the logging tree)."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-
-    def warning(self, fmt, *args):
-        self.lines.append(fmt % args)
-
-
-def test_another_run_removes_the_checkpoints_and_starts_over(tmp_path, monkeypatch):
+def test_another_run_removes_the_checkpoints_and_starts_over(tmp_path, caplog):
     trainer = tmp_path / "write-sft" / "trainer"
     resume_point(trainer, "old")
     fake_checkpoint(trainer, 25)
-    warned = Warnings()
-    monkeypatch.setattr("mags_lib.train.resume.log", warned)
-    point = resume_point(trainer, "new")
+    with caplog.at_level(logging.WARNING, logger="mags_lib.train.resume"):
+        point = resume_point(trainer, "new")
     assert point.path is None and point.step == 0 and "another run" in point.reason
-    (line,) = warned.lines
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "mags_lib.train.resume"]
     assert "write-sft" in line and "starting from step 0" in line and "fingerprint old" in line
     assert checkpoints(trainer) == []
     assert json.loads((trainer / RUN_FILE).read_text()) == {"fingerprint": "new"}
