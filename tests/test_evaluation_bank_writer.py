@@ -140,3 +140,37 @@ def test_the_change_frame_probe_loads_and_tells_its_frames_apart():
     assert len(probe.announce["change"]) == 14
     labels = [label.split(": ", 1)[1] for label, _ in bank_frames(path)]
     assert len(labels) == len(set(labels))
+
+
+def test_cli_plays_another_write_model_into_its_own_folder(tmp_path, monkeypatch, capsys):
+    """`--write-model` without --writer plays the bank with that write model in the loop; its
+    games go to results/game_bank/<bank>/play-<stem>/, never where the README's bank line reads,
+    and the deployed write model (named or 'auto') plays into the bank's own folder."""
+    path = _bank(tmp_path, "Odd news, heard twice: {rule}")
+    gguf = tmp_path / "gguf"
+    gguf.mkdir()
+    (gguf / "write-grpo-q8_0.gguf").write_bytes(b"x")
+    (tmp_path / "other writer.gguf").write_bytes(b"x")
+    monkeypatch.setattr("mags_lib.paths.GGUF_DIR", gguf)
+    monkeypatch.setattr("mags_lib.checkpoints.MODELS_DIR", tmp_path / "no_models")
+    monkeypatch.setattr("mags_lib.paths.RESULTS_DIR", tmp_path / "results")
+    calls = []
+
+    def score_bank(bank, **kw):
+        calls.append(kw)
+        return {"out_dir": str(kw["out_dir"])}
+
+    monkeypatch.setattr("mags_lib.evaluation.game_bank.score_bank", score_bank)
+    monkeypatch.setattr("mags_lib.evaluation.game_bank.report", lambda m: "table")
+    other = str(tmp_path / "other writer.gguf")
+    assert bank_cli.main([path, "--agents", "mags", "--write-model", other]) == 0
+    assert calls[-1]["models"] == {"ask": "auto", "write": other}
+    assert calls[-1]["out_dir"] == tmp_path / "results" / "game_bank" / "probe" / \
+        "play-other_writer"
+    assert bank_cli.main([path, "--smoke", "--write-model", other]) == 0
+    assert calls[-1]["out_dir"].parent.name == "probe_smoke"
+    for deployed in ("auto", str(gguf / "write-grpo-q8_0.gguf")):
+        assert bank_cli.main([path, "--write-model", deployed]) == 0
+        assert calls[-1]["models"] is None and calls[-1]["out_dir"] is None
+    assert bank_cli.main([path, "--write-model", str(tmp_path / "none.gguf")]) == 2
+    assert "--write-model" in capsys.readouterr().err

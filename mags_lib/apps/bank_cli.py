@@ -6,10 +6,13 @@ game's test bank, or (`--writer`) judge the write model alone on it, frame by fr
     python -m mags_lib bank mine.json               # 3 seeds x 200 turns, the two targets
     python -m mags_lib bank mine.json --writer      # where the write model loses it
     python -m mags_lib bank mine.json --writer --write-model other.gguf   # another writer
+    python -m mags_lib bank mine.json --agents mags --write-model other.gguf  # it, in play
 
 The scoring is `evaluation.game_bank` (what it plays and writes), the frames
 `evaluation.bank_writer`; results go to `results/game_bank/<bank name>/` (`writer.json` for the deployed write model,
-`writer-<file>.json` for any other, which the README never reads).
+`writer-<file>.json` for any other, which the README never reads). Games played with another
+write model go to `results/game_bank/<bank name>/play-<file>/`, which the README never reads
+either.
 """
 
 from __future__ import annotations
@@ -54,6 +57,24 @@ def _judge_writer(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play_models(args: argparse.Namespace) -> tuple[dict[str, str] | None, Path | None]:
+    """The loop's models and the results folder of a played bank: notebook 04's and the
+    bank's own folder, or, with `--write-model` naming another file, that write model and
+    `results/game_bank/<bank>/play-<file>/` (SMOKE: `<bank>_smoke/play-<file>/`)."""
+    from mags_lib.evaluation.bank_writer import is_deployed, report_name, write_model_path
+    from mags_lib.game.phrasing import bank
+    from mags_lib.paths import results_dir
+
+    if args.write_model == "auto":
+        return None, None
+    path = write_model_path(args.write_model)
+    if is_deployed(path):
+        return None, None
+    folder = f"game_bank/{bank(args.bank).key}{'_smoke' if args.smoke else ''}"
+    play = "play-" + report_name(path, False).removeprefix("writer-").removesuffix(".json")
+    return {"ask": "auto", "write": str(path)}, results_dir(folder) / play
+
+
 def main(argv: list[str] | None = None) -> int:
     from mags_lib.errors import MagsError
     from mags_lib.evaluation import game_bank
@@ -73,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per-op", type=int, default=20,
                     help="--writer: turns drawn per gold op (add / update / none)")
     ap.add_argument("--write-model", default="auto",
-                    help="--writer: 'auto' (notebook 04's write model) or a .gguf")
+                    help="'auto' (notebook 04's write model) or a .gguf: the model judged "
+                         "(--writer) or the one `mags` plays with (its games then go to "
+                         "results/game_bank/<bank>/play-<file>/, never to the README)")
     ap.add_argument("--example", action="store_true",
                     help="write the training bank as JSON to BANK (a model to edit) and stop")
     args = ap.parse_args(argv)
@@ -92,9 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.writer:
         return _judge_writer(args)
     try:
+        models, out_dir = _play_models(args)
         metrics = game_bank.score_bank(args.bank, seeds=args.seeds, episode_length=args.turns,
                                        agents=args.agents, smoke=args.smoke,
-                                       resume=not args.fresh)
+                                       resume=not args.fresh, models=models, out_dir=out_dir)
     except MagsError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

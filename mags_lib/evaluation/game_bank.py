@@ -57,13 +57,14 @@ def bank_eval_config(phrasings: str, *, seeds: list[int] | tuple[int, ...] = (0,
 def score_bank(phrasings: str, *, seeds: list[int] | tuple[int, ...] = (0, 1, 2),
                episode_length: int = 200, agents: tuple[str, ...] | list[str] = GAME_AGENTS,
                smoke: bool = False, resume: bool = True, out_dir: Path | None = None,
-               **loaded: Any) -> dict[str, Any]:
+               models: dict[str, str] | None = None, **loaded: Any) -> dict[str, Any]:
     """Play and score the bank; {"bank", "source", "headline", "targets", "oracle_vs_bare_gap",
     "evaluation_valid", "seconds", "games", "smoke", "out_dir"}. Beside `run_eval`'s files
     (games, explanations, its summary as `metrics.json`) it writes `headline.json` and
     `targets.json`, as notebook 06 does, and `manifest.json`; in
-    results/game_bank/<bank name>/ unless `out_dir`. `loaded` goes to `run_eval` (`llm`,
-    `embedder`, `roles`: models already loaded, as the tests pass fakes)."""
+    results/game_bank/<bank name>/ unless `out_dir`. `models` ({"ask", "write"}: 'auto' or a
+    .gguf) are the trained loop's models (default notebook 04's). `loaded` goes to `run_eval`
+    (`llm`, `embedder`, `roles`: models already loaded, as the tests pass fakes)."""
     from mags_lib.evaluation import run_eval
     from mags_lib.evaluation.headline import closed_loop_targets, headline_rows
     from mags_lib.game.phrasing import bank, bank_id
@@ -74,7 +75,8 @@ def score_bank(phrasings: str, *, seeds: list[int] | tuple[int, ...] = (0, 1, 2)
     output = f"game_bank/{name}{'_smoke' if smoke else ''}"
     out_dir = Path(out_dir) if out_dir is not None else results_dir(output)
     cfg = bank_eval_config(phrasings, seeds=seeds, episode_length=episode_length,
-                           agents=agents, smoke=smoke, resume=resume, output=output)
+                           agents=agents, models=models, smoke=smoke, resume=resume,
+                           output=output)
     result = run_eval(cfg, out_dir=out_dir, **loaded)
     summary = result.summary
     rows = headline_rows({name: summary})
