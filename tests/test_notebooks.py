@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
 import shutil
 from pathlib import Path
@@ -69,8 +70,10 @@ def test_notebook_sources_match_the_built_notebooks():
 
 
 @pytest.mark.slow
-def test_the_whole_chain_runs_in_smoke_mode(tmp_path, monkeypatch):
-    """`make smoke` in a scratch MAGS_ROOT: every notebook runs and writes its results."""
+def test_the_whole_chain_runs_in_smoke_mode(tmp_path, monkeypatch, capsys):
+    """`make smoke` in a scratch MAGS_ROOT: every notebook runs and writes its results. The
+    seconds each notebook took go to the test log (the chain is most of CI's time), so a
+    slower run says which notebook grew."""
     root = tmp_path / "root"
     shutil.copytree(NOTEBOOKS_DIR, root / "notebooks")
     shutil.copytree(SEED_DATA_DIR, root / "data" / "seed")
@@ -88,3 +91,7 @@ def test_the_whole_chain_runs_in_smoke_mode(tmp_path, monkeypatch):
         out = root / "results" / name
         assert (out / f"{name}.ipynb").exists(), name
         assert (out / "metrics.json").exists(), name
+    runs = json.loads((root / "results" / "pipeline.json").read_text())["runs"]
+    line = ", ".join(f"{r['notebook'][:2]} {r.get('seconds') or 0:.0f}" for r in runs)
+    with capsys.disabled():  # into the test log, past pytest's capture
+        print(f"\nSMOKE chain, seconds per notebook: {line}")
