@@ -45,6 +45,18 @@ def _bank(tmp_path, change: str):
     return str(path)
 
 
+def _two_write_models(tmp_path, monkeypatch):
+    """The probe bank, a deployed write model (models/gguf/write-grpo-q8_0.gguf, no selected
+    stage) and another GGUF, `tmp_path / "other writer.gguf"`: (bank path, gguf folder)."""
+    gguf = tmp_path / "gguf"
+    gguf.mkdir()
+    (gguf / "write-grpo-q8_0.gguf").write_bytes(b"x")
+    (tmp_path / "other writer.gguf").write_bytes(b"x")
+    monkeypatch.setattr("mags_lib.paths.GGUF_DIR", gguf)
+    monkeypatch.setattr("mags_lib.checkpoints.MODELS_DIR", tmp_path / "no_models")  # no selection
+    return _bank(tmp_path, "Odd news, heard twice: {rule}"), gguf
+
+
 def _rows(path: str) -> list[dict]:
     cfg = SynthConfig().resolved()
     return heldout_write_rows(cfg.split_seeds()["test"], cfg, 6, 0, phrasings=path)
@@ -87,13 +99,7 @@ def test_cli_writer_keeps_one_report_per_write_model(tmp_path, monkeypatch, caps
     """The deployed write model's report is writer.json (what the README's bank line reads);
     judging another GGUF with --write-model writes writer-<stem>.json beside it and leaves the
     deployed model's report as it was."""
-    path = _bank(tmp_path, "Odd news, heard twice: {rule}")
-    gguf = tmp_path / "gguf"
-    gguf.mkdir()
-    (gguf / "write-grpo-q8_0.gguf").write_bytes(b"x")
-    (tmp_path / "other writer.gguf").write_bytes(b"x")
-    monkeypatch.setattr("mags_lib.paths.GGUF_DIR", gguf)
-    monkeypatch.setattr("mags_lib.checkpoints.MODELS_DIR", tmp_path / "no_models")  # no selection
+    path, gguf = _two_write_models(tmp_path, monkeypatch)
     loaded = []  # the path the CLI found is the one it loads (resolved once)
     monkeypatch.setattr("mags_lib.evaluation.bank_writer.load_write_model",
                         lambda p: loaded.append(p) or Writer())
@@ -146,13 +152,7 @@ def test_cli_plays_another_write_model_into_its_own_folder(tmp_path, monkeypatch
     """`--write-model` without --writer plays the bank with that write model in the loop; its
     games go to results/game_bank/<bank>/play-<stem>/, never where the README's bank line reads,
     and the deployed write model (named or 'auto') plays into the bank's own folder."""
-    path = _bank(tmp_path, "Odd news, heard twice: {rule}")
-    gguf = tmp_path / "gguf"
-    gguf.mkdir()
-    (gguf / "write-grpo-q8_0.gguf").write_bytes(b"x")
-    (tmp_path / "other writer.gguf").write_bytes(b"x")
-    monkeypatch.setattr("mags_lib.paths.GGUF_DIR", gguf)
-    monkeypatch.setattr("mags_lib.checkpoints.MODELS_DIR", tmp_path / "no_models")
+    path, gguf = _two_write_models(tmp_path, monkeypatch)
     monkeypatch.setattr("mags_lib.paths.RESULTS_DIR", tmp_path / "results")
     calls = []
 
