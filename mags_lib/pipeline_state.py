@@ -42,6 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mags_lib.atomic import write_text
+from mags_lib.code_shape import code_shape
 from mags_lib.paths import NOTEBOOKS_DIR, PROJ_ROOT, RESULTS_DIR
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -193,7 +194,7 @@ def closure(roots: set[str], graph: Mapping[str, set[str]]) -> set[str]:
 
 def code_digest(index: CodeIndex, modules: set[str] | None = None, shape: bool = True) -> str:
     """Hash of these modules' files (None: the whole package). With `shape`, a Python file
-    counts by its syntax tree (`train.resume.code_shape`: comments, docstrings and config help
+    counts by its syntax tree (`mags_lib.code_shape`: comments, docstrings and config help
     strings left out), so that a reworded comment does not re-run hours of notebooks; data files
     and, without `shape` (records written before 2026-12-02), every file count by their bytes."""
     names = index.files if modules is None else modules
@@ -209,8 +210,6 @@ def code_digest(index: CodeIndex, modules: set[str] | None = None, shape: bool =
 def _file_body(path: str, mtime_ns: int, size: int, shape: bool) -> bytes:
     """What `code_digest` hashes of one file (cached while the file is unchanged: a plan
     parses each module once, not once per notebook that imports it)."""
-    from mags_lib.train.resume import code_shape
-
     file = Path(path)
     return (code_shape(file.read_text(encoding="utf-8")).encode()
             if shape and file.suffix == ".py" else file.read_bytes())

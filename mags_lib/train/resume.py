@@ -24,18 +24,19 @@ without its `trainer_state.json` (the process died while writing it) is skipped.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import hashlib
 import json
 import logging
 import re
 import shutil
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from mags_lib.atomic import write_text
+from mags_lib.code_shape import code_shape
 
 log = logging.getLogger(__name__)
 
@@ -73,42 +74,22 @@ def training_code_digest(package_dir: Path = PACKAGE_DIR) -> str:
     """Hash of the code that shapes a training step: `train/` (trainers, losses), `objectives/`
     (rows, rewards) and `actions/` (the parsers the rewards use). A checkpoint written before
     an edit there is not resumed: its optimiser state belongs to other code. Each file counts
-    by `code_shape`, so that editing a comment, a docstring or a help string does not throw
-    away hours of training (it did on 2026-12-02: a help string retrained notebook 02)."""
+    by its shape (`mags_lib.code_shape`), so that editing a comment, a docstring or a help
+    string does not throw away hours of training."""
+    return package_code_digest(TRAINING_CODE, package_dir)
+
+
+def package_code_digest(parts: Sequence[str], package_dir: Path = PACKAGE_DIR) -> str:
+    """Hash of the package's Python files under `parts` (sub-packages, or single modules such
+    as "embed.py"), each by its path and `code_shape`; a part that is not there adds nothing."""
     h = hashlib.sha256()
-    for sub in TRAINING_CODE:
-        for path in sorted((package_dir / sub).rglob("*.py")):
+    for sub in parts:
+        root = package_dir / sub
+        files = sorted(root.rglob("*.py")) if root.is_dir() else [root] if root.is_file() else []
+        for path in files:
             h.update(str(path.relative_to(package_dir)).encode() + b"\0"
                      + code_shape(path.read_text(encoding="utf-8")).encode())
     return h.hexdigest()[:16]
-
-
-def code_shape(source: str) -> str:
-    """A module's syntax tree without what cannot change a run: comments, layout, docstrings
-    and the `"help"` strings of config fields' metadata (`ast.dump`, positions left out). A
-    file that does not parse counts by its text.
-
-    >>> code_shape("x = 1  # one") == code_shape('\"\"\"Doc.\"\"\"\\n\\nx = (1)')
-    True
-    >>> code_shape('f(metadata={"help": "a"})') == code_shape('f(metadata={"help": "b"})')
-    True
-    >>> code_shape("x = 1") == code_shape("x = 2")
-    False
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return source
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and body and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
-            body[:1] = [] if len(body) > 1 else [ast.Pass()]
-        if isinstance(node, ast.Dict):
-            node.values = [ast.Constant("") if isinstance(k, ast.Constant) and k.value == "help"
-                           else v for k, v in zip(node.keys, node.values, strict=True)]
-    return ast.dump(tree)
 
 
 def model_stamp(model_dir: str | Path) -> str:
