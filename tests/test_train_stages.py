@@ -351,4 +351,25 @@ def test_train_role_smoke_end_to_end_on_tiny_rows(tmp_path):
         judged = rec.generation["ask"]
         assert judged["accuracy"] == judged["hit_at"][k], stage
 
+    # run again: every model is loaded and every judging kept (`judgments.py`), none repeated
+    import mags_lib.train.evaluate as evaluate
 
+    def no_judging(*args, **kwargs):
+        raise AssertionError("a model was judged again")
+
+    real = evaluate.eval_by_task
+    evaluate.eval_by_task = no_judging
+    try:
+        again = train_role(cfg)
+    finally:
+        evaluate.eval_by_task = real
+
+    def bare(generation):
+        return {t: {k: v for k, v in r.items() if k != "reused_judgment_of"}
+                for t, r in generation.items()}
+    for stage, rec in again.stages.items():
+        assert rec.generation["ask"]["reused_judgment_of"], stage
+        assert bare(rec.generation) == report.stages[stage].generation, stage
+        assert rec.generation["ask"]["hit_at"][k] == rec.generation["ask"]["accuracy"]
+    assert bare(again.test) == report.test
+    assert (tmp_path / "models" / "judged" / "ask-base.json").is_file()

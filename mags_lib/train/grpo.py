@@ -43,7 +43,7 @@ from mags_lib.train.common import (
     write_manifest,
 )
 from mags_lib.train.config import GRPOStageConfig
-from mags_lib.train.evaluate import eval_by_task
+from mags_lib.train.judgments import judged_by_task
 from mags_lib.train.mining import mine_prompts
 from mags_lib.train.resume import (
     agreed_resume_point,
@@ -144,7 +144,8 @@ def compact_fused_head() -> Iterator[bool]:
 
 
 def _reuse(cfg: GRPOStageConfig, done: dict, eval_rows: list[dict]) -> GRPOResult:
-    """The finished run `done` (its manifest) loaded from disk and judged again."""
+    """The finished run `done` (its manifest) loaded from disk and judged on `eval_rows` (its
+    kept judgment when the rows, budget, rewards and code are those it was judged with)."""
     model, tokenizer = load_merged(cfg.out_dir)
     metrics = {k: v for k, v in done["metrics"].items() if k != "generation"}
     # the training run's time, also when it was loaded before
@@ -154,8 +155,8 @@ def _reuse(cfg: GRPOStageConfig, done: dict, eval_rows: list[dict]) -> GRPOResul
     except (OSError, ValueError):
         reward_curve = []
     if eval_rows and is_main_process():
-        metrics["generation"] = eval_by_task((model, tokenizer), eval_rows, cfg.eval_max_tokens,
-                                             cfg.reward_params)
+        metrics["generation"] = judged_by_task((model, tokenizer), cfg.out_dir, eval_rows,
+                                               cfg.eval_max_tokens, cfg.reward_params)
     return GRPOResult(model_dir=cfg.out_dir, adapter_dir=cfg.out_dir / "adapter", metrics=metrics,
                       info=done.get("backend") or {}, reward_curve=reward_curve, model=model,
                       tokenizer=tokenizer)
@@ -197,7 +198,7 @@ def _train(cfg: GRPOStageConfig, train_rows: list[dict], eval_rows: list[dict],
     if is_main_process():
         clear(out / "trainer")
     if eval_rows and is_main_process():
-        metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens,
-                                             cfg.reward_params)
+        metrics["generation"] = judged_by_task((merged, tokenizer), out, eval_rows,
+                                               cfg.eval_max_tokens, cfg.reward_params)
     return GRPOResult(model_dir=out, adapter_dir=out / "adapter", metrics=metrics, info=info,
                       reward_curve=reward_curve, model=merged, tokenizer=tokenizer)

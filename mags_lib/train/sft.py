@@ -32,7 +32,7 @@ from mags_lib.train.common import (
     write_manifest,
 )
 from mags_lib.train.config import SFTStageConfig
-from mags_lib.train.evaluate import eval_by_task
+from mags_lib.train.judgments import judged_by_task
 from mags_lib.train.resume import agreed_resume_point, clear, finished_run, run_fingerprint
 from mags_lib.train.sft_loss import completion_loss_trainer
 
@@ -77,14 +77,15 @@ def run_sft(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
 
 def _reuse(cfg: SFTStageConfig, done: dict, eval_rows: list[dict],
            reward_params: dict[str, dict] | None) -> SFTResult:
-    """The finished run `done` (its manifest) loaded from disk and judged again."""
+    """The finished run `done` (its manifest) loaded from disk and judged on `eval_rows` (its
+    kept judgment when the rows, budget, rewards and code are those it was judged with)."""
     model, tokenizer = load_merged(cfg.out_dir)
     metrics = {k: v for k, v in done["metrics"].items() if k != "generation"}
     # the training run's time, also when it was loaded before
     metrics["reused_run_of"] = metrics.get("reused_run_of") or done.get("time_utc")
     if eval_rows and cfg.eval_generate and is_main_process():
-        metrics["generation"] = eval_by_task((model, tokenizer), eval_rows, cfg.eval_max_tokens,
-                                             reward_params)
+        metrics["generation"] = judged_by_task((model, tokenizer), cfg.out_dir, eval_rows,
+                                               cfg.eval_max_tokens, reward_params)
     return SFTResult(model_dir=cfg.out_dir, adapter_dir=cfg.out_dir / "adapter", metrics=metrics,
                      info=done.get("backend") or {}, loss_curve=done.get("loss_curve") or [],
                      model=model, tokenizer=tokenizer)
@@ -127,7 +128,7 @@ def _train(cfg: SFTStageConfig, train_rows: list[dict], eval_rows: list[dict],
     if is_main_process():
         clear(out / "trainer")
     if eval_rows and cfg.eval_generate and is_main_process():
-        metrics["generation"] = eval_by_task((merged, tokenizer), eval_rows, cfg.eval_max_tokens,
-                                             reward_params)
+        metrics["generation"] = judged_by_task((merged, tokenizer), out, eval_rows,
+                                               cfg.eval_max_tokens, reward_params)
     return SFTResult(model_dir=out, adapter_dir=out / "adapter", metrics=metrics, info=info,
                      loss_curve=loss_curve, model=merged, tokenizer=tokenizer)

@@ -16,6 +16,9 @@ Steps, all on the same held-out rows (`eval_rows` per task of the val split, gre
    keeps a tie), recorded in `models/<role>-selected.json` for notebooks 04 and 06;
 6. judge the selected model on the test split (same size), when the data has one.
 Each model directory holds its manifest (config, data hash, metrics, wall time, peak RSS).
+Every judging is kept (`judgments.py`: beside the model, the base model's in
+`models/judged/<role>-base.json`) and reused by a later run while the weights, rows, budget,
+rewards and code are the same, so a resumed or re-run role judges only what is new.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import gc
 import logging
 import random
+from pathlib import Path
 from typing import Any
 
 from mags_lib.checkpoints import select_stage, write_selection
@@ -113,23 +117,30 @@ def first_per_task(rows: list[dict], n: int) -> list[dict]:
     return [r for bucket in seen.values() for r in bucket]
 
 
-def _judge(model: Any, rows: list[dict], cfg: RoleTrainConfig, reward_params: dict) -> dict:
-    """Per-task generation report, with the stages' (SMOKE-shrunk) token budget."""
-    from mags_lib.train.evaluate import eval_by_task
+def _judge(model: Any, model_dir: str | Path, rows: list[dict], cfg: RoleTrainConfig,
+           reward_params: dict, path: Path | None = None) -> dict:
+    """Per-task generation report, with the stages' (SMOKE-shrunk) token budget; kept at
+    `path` (default: beside the model in `model_dir`) and reused while nothing it depends on
+    changed (`judgments.py`)."""
+    from mags_lib.train.judgments import judged_by_task
 
     with run_context(cfg):
-        return eval_by_task(model, rows, cfg.stages()[0].eval_max_tokens, reward_params)
+        return judged_by_task(model, model_dir, rows, cfg.stages()[0].eval_max_tokens,
+                              reward_params, path)
 
 
 def _base_stage(cfg: RoleTrainConfig, val: list[dict], reward_params: dict) -> StageRecord:
     """Judge the checkpoint SFT starts from (on rank 0 only under `accelerate launch`; it also
-    converts an embedded GGUF once, which the other ranks then load)."""
+    converts an embedded GGUF once, which the other ranks then load). Its judgment is kept in
+    `<models>/judged/<role>-base.json`, so a resumed `make models` does not judge it again."""
     from mags_lib.models import torch_checkpoint
 
     generation: dict = {}
     with timed() as wall, peak_memory() as mem:
         if is_main_process():
-            generation = _judge(str(torch_checkpoint(cfg.base_model)), val, cfg, reward_params)
+            base = torch_checkpoint(cfg.base_model)
+            kept = cfg.model_dir("sft").parent / "judged" / f"{cfg.role}-base.json"
+            generation = _judge(str(base), base, val, cfg, reward_params, kept)
         wait_for_everyone()
     return StageRecord("base", generation, wall["s"], mem["rss_mb"], mem["cuda_mb"])
 
@@ -174,7 +185,8 @@ def train_role(cfg: RoleTrainConfig | str) -> RoleReport:
         test_eval, note = None, "no test split in the data"
         if cfg.eval_test and test and is_main_process():
             final = (grpo.model, grpo.tokenizer) if stage == "grpo" else str(final_dir)
-            test_eval = _judge(final, test, cfg, params)
+            test_eval = _judge(final, final_dir, test, cfg, params,
+                               final_dir / "judged-test.json")
             note = ""
         elif not cfg.eval_test:
             note = "eval_test=False"
