@@ -218,6 +218,16 @@ def test_an_interrupted_sft_run_resumes_and_ends_where_an_unbroken_one_does(tmp_
     assert again.metrics["reused_run_of"] == manifest["time_utc"]
     assert again.metrics["steps"] == 4 and again.metrics["generation"]["write"]["n"] == 2
     assert again.loss_curve == resumed.loss_curve and not again.model.training
+    assert "reused_judgment_of" not in again.metrics["generation"]["write"]
+    import mags_lib.train.evaluate as evaluate
+
+    with monkeypatch.context() as m:  # the same rows again: the kept judgment, not a new one
+        m.setattr(evaluate, "eval_by_task", lambda *a, **k: pytest.fail("judged again"))
+        third = sft.run_sft(judged, rows, rows[:2])
+    kept = third.metrics["generation"]["write"]
+    assert kept.pop("reused_judgment_of") and kept == again.metrics["generation"]["write"]
+    fewer = sft.run_sft(replace(judged, eval_max_tokens=6), rows, rows[:2])  # another budget
+    assert "reused_judgment_of" not in fewer.metrics["generation"]["write"]
     with pytest.raises(AssertionError, match="trained again"):
         sft.run_sft(replace(broken_cfg, resume=False), rows, [])
 
