@@ -129,3 +129,32 @@ def test_config_is_checked():
         PersonaConfig(sessions=1)
     with pytest.raises(ValueError):
         PersonaConfig(first_facts=8, unknown_questions=2)
+
+
+def _instead_attributes(convs) -> set[str]:
+    """The attributes whose changes some turn of `convs` says with 'instead'."""
+    found = set()
+    for conv in convs:
+        turns = {t.dia_id: t.text for t in conv.turns()}
+        for o in conv.gold_facts:
+            if o.op == "update" and " instead" in turns[o.evidence[0]]:
+                found.add(P.fact_topic(o.text)[0].name)
+    return found
+
+
+def test_cue_phrases_are_training_only_off_by_default_and_say_instead_of_every_attribute():
+    from mags_lib.conversations import persona_train_phrases as T
+
+    cues = [x for bank in (*T.CUE_CLAUSES.values(), *T.CUE_FRAMES.values()) for x in bank]
+    assert cues and not {x.lower() for x in cues} & _held_out_entries()
+    assert not set(cues) & {x for b in (*T.CLAUSES.values(), *T.FRAMES.values()) for x in b}
+    on = PersonaConfig(train_cue_phrases=True)
+    for split in ("dev", "test"):  # never drawn outside training: the held-out sets stay
+        assert persona_set(split, 12, on) == persona_set(split, 12)
+    plain, cued = persona_set("train", 150), persona_set("train", 150, on)
+    assert plain == persona_set("train", 150, PersonaConfig())  # off: the deployed data
+    assert _instead_attributes(plain) <= {"trip", "instrument"}  # the cue the writer learned
+    assert {"home", "job", "car", "doctor"} <= _instead_attributes(cued)
+    mark = "I keep thinking about "  # a cue frame, filled
+    assert any(mark in t for t in _user_texts(cued))
+    assert not any(mark in t for t in _user_texts(plain))

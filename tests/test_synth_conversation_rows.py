@@ -288,3 +288,15 @@ def test_locomo_rows_come_from_the_training_conversations_only(tmp_path, monkeyp
 def test_sources_are_checked():
     with pytest.raises(Exception, match="sources"):
         SynthConfig(sources=["dance"])
+
+
+def test_persona_cue_phrases_change_the_training_rows_only():
+    from dataclasses import replace
+
+    base, _ = conversation_rows(CFG)
+    cued, _ = conversation_rows(replace(CFG, persona_cue_phrases=True))
+    for task in base:
+        assert cued[task]["val"] == base[task]["val"], task  # dev personas as written
+    texts = [r["prompt"][-1]["content"] for r in cued["write"]["train"]]
+    assert cued["write"]["train"] != base["write"]["train"]
+    assert any(" instead" in t for t in texts)

@@ -60,6 +60,11 @@ class PersonaConfig:
         "help": "weights of a change said directly, indirectly, or as a correction"})
     unknown_questions: int = field(default=2, metadata={
         "help": "questions about the user's facts that were never said"})
+    train_cue_phrases: bool = field(default=False, metadata={
+        "help": "training personas also draw from persona_train_phrases.CUE_CLAUSES / "
+                "CUE_FRAMES ('instead' in every attribute's change, more events of someone "
+                "other than the speaker; written 2026-12-03, not judged yet); dev and test "
+                "personas never do"})
 
     def __post_init__(self) -> None:
         if self.sessions < 2 or self.first_facts < 1:
@@ -85,9 +90,9 @@ class _Writer:
     """Builds the turns of one conversation, a session at a time."""
 
     def __init__(self, rng: random.Random, split: str, user: str, relation: dict[str, str],
-                 frames: tuple[float, float, float]):
+                 frames: tuple[float, float, float], cues: bool = False):
         self.rng, self.split, self.user, self.relation = rng, split, user, relation
-        self.frames = frames
+        self.frames, self.cues = frames, cues
         self.sessions: dict[int, list[Turn]] = {}
         self.gold_facts: list[GoldFact] = []
         self.session, self.date = 0, ""
@@ -114,14 +119,14 @@ class _Writer:
         return fact.attr.self_form if fact.person == "self" else fact.attr.other_form
 
     def clause(self, fact: _Fact, slot: str, value: str) -> str:
-        extra = T.clause_extra(fact.attr.name, _kind(fact), slot)
+        extra = T.clause_extra(fact.attr.name, _kind(fact), slot, self.cues)
         return self.pick(getattr(self.form(fact), slot), extra).format(v=value,
                                                                        name=fact.person)
 
     def framed(self, fact: _Fact, frame: tuple[str, ...], other: tuple[str, ...] | None,
                **parts: str) -> str:
         bank = frame if fact.person == "self" or other is None else other
-        return self.pick(bank, T.frame_extra(bank)).format(
+        return self.pick(bank, T.frame_extra(bank, self.cues)).format(
             rel=self.relation.get(fact.person, ""), **parts)
 
     def gold(self, fact: _Fact, dia_id: str, value: str, replaces: str | None) -> None:
@@ -162,7 +167,7 @@ def make_persona(seed: int, split: str = "train",
     names = rng.sample(P.PEOPLE, 1 + cfg.others)
     user, others = names[0], names[1:]
     relation = {name: rng.choice(P.RELATIONS) for name in others}
-    w = _Writer(rng, split, user, relation, cfg.change_frames)
+    w = _Writer(rng, split, user, relation, cfg.change_frames, cfg.train_cue_phrases)
     facts: list[_Fact] = []
     unsaid = list(P.ATTRIBUTES)
     rng.shuffle(unsaid)

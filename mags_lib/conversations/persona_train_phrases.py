@@ -133,6 +133,38 @@ FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {
 }
 
 
+CUE_CLAUSES: dict[tuple[str, str, str], tuple[str, ...]] = {
+    ("home", "self", "change"): ("I live in {v} instead now", "I'm renting in {v} instead"),
+    ("home", "other", "change"): ("{name} lives in {v} instead now",
+                                  "{name} is renting in {v} instead"),
+    ("home", "other", "event"): ("{name} heading off to live in {v}",
+                                 "{name} starting over in {v}"),
+    ("job", "self", "change"): ("I work as {v} instead now", "I took a job as {v} instead"),
+    ("job", "other", "change"): ("{name} works as {v} instead now",
+                                 "{name} took a job as {v} instead"),
+    ("job", "other", "event"): ("{name} retraining as {v}", "{name} landing the job as {v}"),
+    ("car", "self", "change"): ("I drive {v} instead now", "I got {v} instead"),
+    ("car", "other", "change"): ("{name} drives {v} instead now", "{name} got {v} instead"),
+    ("car", "other", "event"): ("{name} coming home with {v}", "{name} selling up for {v}"),
+    ("class_day", "self", "change"): ("I do yoga on {v} instead now",
+                                      "I go to yoga on {v} instead"),
+    ("food", "self", "change"): ("I'd pick {v} instead now", "I eat {v} instead these days"),
+    ("doctor", "self", "change"): ("I see {v} instead now", "I go to {v} instead"),
+}
+"""Training-only wordings against two cue-word errors (`PersonaConfig.train_cue_phrases`, off
+by default; written 2026-12-03, not yet judged). The writer trained with the game's change
+frames (journal, 2026-12-02 evening) wrote "Update on my side: I registered with Dr Nowak
+instead." as "Yara is planning a trip to Dr Nowak.": in training "instead" marks only a trip's
+or an instrument's change, so here every attribute's change says it. It wrote "Things have been
+hectic after Yara moving to Turin." (said by Tomas) as "Tomas lives in Turin.": here more events
+name someone other than the speaker, and `CUE_FRAMES` puts them in frames about the speaker's
+own days. Written after reading those development errors; none repeats a dev or test entry."""
+
+CUE_FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {
+    P.INDIRECT: ("My evenings are busier since {e}.", "I've had my hands full with {e}.",
+                 "We threw a small party for {e}.", "I keep thinking about {e}."),
+}
+
 EARLIER_TWINS: dict[tuple[str, str], tuple[str, ...]] = {
     ("home", "self"): ("Which city was I living in at first?", "Where did I live in the past?",
                        "What city was my home originally?", "Where was my home until recently?"),
@@ -197,21 +229,28 @@ def earlier_twin(fact: str, user: str, rng) -> str | None:
     return rng.choice(bank).format(name=who) if bank else None
 
 
-def clause_extra(attribute: str, person: str, slot: str) -> tuple[str, ...]:
-    """The training-only wordings of one clause or question ((), where there are none).
+def clause_extra(attribute: str, person: str, slot: str, cues: bool = False) -> tuple[str, ...]:
+    """The training-only wordings of one clause or question ((), where there are none); with
+    `cues`, also those of `CUE_CLAUSES`.
 
     >>> clause_extra("home", "other", "change")[0]
     '{name} has moved house to {v}'
-    >>> clause_extra("food", "other", "state")
+    >>> clause_extra("doctor", "self", "change", cues=True)[-1]
+    'I go to {v} instead'
+    >>> clause_extra("food", "other", "state", cues=True)
     ()
     """
-    return CLAUSES.get((attribute, person, slot), ())
+    key = (attribute, person, slot)
+    return CLAUSES.get(key, ()) + (CUE_CLAUSES.get(key, ()) if cues else ())
 
 
-def frame_extra(bank: tuple[str, ...]) -> tuple[str, ...]:
-    """The training-only frames of a frame bank of `persona_phrases` (() for other banks).
+def frame_extra(bank: tuple[str, ...], cues: bool = False) -> tuple[str, ...]:
+    """The training-only frames of a frame bank of `persona_phrases` (() for other banks); with
+    `cues`, also those of `CUE_FRAMES`.
 
     >>> frame_extra(P.DIRECT)[0]
     'So, {c}.'
+    >>> frame_extra(P.INDIRECT, cues=True)[-1]
+    'I keep thinking about {e}.'
     """
-    return FRAMES.get(bank, ())
+    return FRAMES.get(bank, ()) + (CUE_FRAMES.get(bank, ()) if cues else ())

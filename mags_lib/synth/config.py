@@ -111,6 +111,12 @@ class SynthConfig:
                 "reworded from the training-only bank persona_train_phrases.EARLIER_TWINS, "
                 "with lines drawn afresh (0 = none; 1 tried on 2026-11-30 evening with "
                 "max_conversation_rows['answer'] 1,170, not adopted)"})
+    persona_cue_phrases: bool = field(default=False, metadata={
+        "help": "training personas also say a change with 'instead' for every attribute and "
+                "more events of someone other than the speaker (PersonaConfig."
+                "train_cue_phrases; persona_train_phrases.CUE_CLAUSES / CUE_FRAMES), against "
+                "the change-frame writer's development errors of 2026-12-02 evening; written "
+                "2026-12-03, not judged yet (the rule it is to be judged by: journal)"})
     open_answer_chars: int = field(default=80, metadata={
         "help": "conversation answer rows: gold answers longer than this are skipped "
                 "(long_answer); the evaluation asks for an answer in a few words"})

@@ -437,7 +437,9 @@ def _persona(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[
     n = cfg.n_persona_train if split == "train" else cfg.n_persona_val
     if n <= 0:
         return {task: [] for task in CONVERSATION_TASKS}
-    convs = get_task("persona").episodes("train" if split == "train" else "dev", n)
+    cues = split == "train" and getattr(cfg, "persona_cue_phrases", False)
+    task = get_task("persona", train_cue_phrases=True) if cues else get_task("persona")
+    convs = task.episodes("train" if split == "train" else "dev", n)
     return _rows_of(convs, "persona", cfg, skips, twins=split == "train")
 
 

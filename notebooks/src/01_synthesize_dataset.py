@@ -21,6 +21,7 @@ MAX_NEAR_DUP_RATE = 0.05  # sanity bound on the final train rows
 IMPERFECT_MEMORY_SHARE = 0.0  # write rows showing a missing / stale / garbled rule (0.3 tried)
 REFRAME_UPDATE_SHARE = 0.0  # rule changes re-framed as first sights: update read from memory
 WRITER_FRAME_SHARE = 0.0  # write rows in frames only training text uses (0.5: not adopted)
+PERSONA_CUE_PHRASES = False  # training personas say 'instead' for every change (not judged yet)
 N_EXAMPLES = 1  # example rows printed per task
 
 # %%
@@ -40,7 +41,8 @@ cfg = SynthConfig(seed=SEED, expand=EXPAND, expansion_llm=EXPANSION_LLM,
                   near_dup_threshold=NEAR_DUP_THRESHOLD,
                   imperfect_memory_share=IMPERFECT_MEMORY_SHARE,
                   reframe_update_share=REFRAME_UPDATE_SHARE,
-                  writer_frame_share=WRITER_FRAME_SHARE, smoke=SMOKE).resolved()
+                  writer_frame_share=WRITER_FRAME_SHARE,
+                  persona_cue_phrases=PERSONA_CUE_PHRASES, smoke=SMOKE).resolved()
 print(json.dumps(cfg.split_seeds(), default=str)[:200], "...")
 
 # %% [markdown]
