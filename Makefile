@@ -47,7 +47,10 @@ test-fast: setup ## Run the tests that need no real model
 # successful run (results/pipeline.json; mags_lib/pipeline_state.py says what counts). FORCE=1
 # runs everything again.
 FORCE ?=
-RESUME = $(PY) -m mags_lib.pipeline --smoke $(SMOKE) $(if $(filter 1 true True yes,$(FORCE)),--force)
+# PARAMS: notebook parameters for a variant, e.g. PARAMS="--param 01:WRITER_FRAME_SHARE=0.5";
+# they count in the fingerprint, so the next run without them runs those notebooks again.
+PARAMS ?=
+RESUME = $(PY) -m mags_lib.pipeline --smoke $(SMOKE) $(if $(filter 1 true True yes,$(FORCE)),--force) $(PARAMS)
 
 reproduce: setup ## Run the notebooks whose inputs changed (FORCE=1: all), the benchmarks, the summary (and the README's results block)
 	$(RESUME)

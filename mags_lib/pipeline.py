@@ -11,6 +11,7 @@ results of the notebooks that finished stay on disk. `results/pipeline.json` kee
 notebook's latest run (ok, seconds, SMOKE or not, when, the fingerprint it ran with).
 
     python -m mags_lib.pipeline --smoke False [--only 02 03] [--force]
+    python -m mags_lib.pipeline --smoke False --only 01 03 04 --param 01:WRITER_FRAME_SHARE=0.5
     python -m mags_lib.pipeline --step bench-memory [--after 04] -- python -m mags_lib.bench ...
 
 `--step` guards any other command the same way (`make reproduce` runs the benchmarks so): it
@@ -22,16 +23,18 @@ command's `--out` is missing.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 
+from mags_lib.errors import MagsError
 from mags_lib.paths import NOTEBOOKS_DIR
 from mags_lib.pipeline_state import (
     PipelineConfig,
@@ -46,6 +49,7 @@ from mags_lib.pipeline_state import (
     notebook_inputs,
     now_utc,
     number,
+    parameter_names,
     run_id,
     save_entry,
     stale_reason,
@@ -54,6 +58,54 @@ from mags_lib.pipeline_state import (
 
 _NUMBERED = re.compile(r"^\d\d_[a-z0-9_]+\.ipynb$")
 DEFAULT = PipelineConfig()
+Params = Mapping[str, Mapping[str, object]]  # notebook number -> parameter overrides
+
+
+def notebook_params(nb: Path, smoke: bool, params: Params | None = None) -> dict:
+    """What papermill injects into `nb`: SMOKE, then the `--param` overrides of its number
+    (none: exactly {"SMOKE": smoke}, so the records of runs without overrides still hold)."""
+    return {"SMOKE": smoke, **dict((params or {}).get(number(nb.stem), {}))}
+
+
+def parse_params(items: Sequence[str]) -> dict[str, dict[str, object]]:
+    """`--param` values, each 'NN:NAME=VALUE' (VALUE read as JSON, else kept as text).
+
+    >>> parse_params(["01:WRITER_FRAME_SHARE=0.5", "01:PERSONA_CUE_PHRASES=true", "06:NOTE=hi"])
+    {'01': {'WRITER_FRAME_SHARE': 0.5, 'PERSONA_CUE_PHRASES': True}, '06': {'NOTE': 'hi'}}
+    """
+    out: dict[str, dict[str, object]] = {}
+    for item in items:
+        m = re.fullmatch(r"(\d\d):([A-Za-z_]\w*)=(.*)", item, re.S)
+        if not m:
+            raise MagsError(f"--param {item!r} is not NN:NAME=VALUE",
+                            "name the notebook by its number and a parameter of its parameters "
+                            "cell, e.g. --param 01:WRITER_FRAME_SHARE=0.5")
+        nb, name, text = m.groups()
+        try:
+            value: object = json.loads(text)
+        except ValueError:
+            value = text
+        out.setdefault(nb, {})[name] = value
+    return out
+
+
+def check_params(params: Params, selected: Sequence[Path]) -> None:
+    """Refuse overrides for a notebook not selected, for SMOKE (use --smoke) or for a name its
+    parameters cell does not assign (papermill would inject it unused)."""
+    by_number = {number(nb.stem): nb for nb in selected}
+    for nb_number, values in params.items():
+        nb = by_number.get(nb_number)
+        if nb is None:
+            raise MagsError(f"--param names notebook {nb_number}, which is not among those run "
+                            f"({', '.join(sorted(by_number)) or 'none'})",
+                            "add it to --only, or drop the --param")
+        known = parameter_names(nb)
+        for name in values:
+            if name == "SMOKE" or name not in known:
+                raise MagsError(f"--param {nb_number}:{name}: {nb.name} has no parameter "
+                                f"{name!r} to set" + (" here (use --smoke)" if name == "SMOKE"
+                                                      else ""),
+                                f"its parameters: {', '.join(n for n in known if n != 'SMOKE')}")
 
 
 def notebooks(directory: Path = NOTEBOOKS_DIR, only: list[str] | None = None) -> list[Path]:
@@ -81,19 +133,22 @@ def _upstream(nb: Path, stems: list[str], runs: dict, cfg: PipelineConfig,
 
 
 def plan(smoke: bool, only: list[str] | None = None, force: bool = False,
-         cfg: PipelineConfig = DEFAULT) -> list[Planned]:
+         cfg: PipelineConfig = DEFAULT, params: Params | None = None) -> list[Planned]:
     """The selected notebooks in order, each with the reason it must run or None. A notebook
-    that will run marks its dependants stale too (its new run is not recorded yet)."""
+    that will run marks its dependants stale too (its new run is not recorded yet). `params`:
+    parameter overrides by notebook number (`--param`), checked against the notebooks."""
     every, runs = notebooks(cfg.notebooks_dir), load_record(cfg.record_path)["runs"]
     selected, stems = set(notebooks(cfg.notebooks_dir, only)), [p.stem for p in every]
+    check_params(params or {}, sorted(selected))
     index, pending, planned = code_index(cfg.package_dir), set(), []
     for nb in (p for p in every if p in selected):
         entry = runs.get(nb.name)
         upstream = _upstream(nb, stems, runs, cfg, pending)
-        inputs = notebook_inputs(nb, {"SMOKE": smoke}, upstream, index, cfg)
+        injected = notebook_params(nb, smoke, params)
+        inputs = notebook_inputs(nb, injected, upstream, index, cfg)
         reason = "forced" if force else stale_reason(
             entry, inputs, missing_outputs(nb, cfg),
-            partial(notebook_inputs, nb, {"SMOKE": smoke}, upstream, index, cfg, shape=False))
+            partial(notebook_inputs, nb, injected, upstream, index, cfg, shape=False))
         if reason:
             pending.add(nb.stem)
         planned.append(Planned(nb, reason, entry, expected_seconds(entry, smoke)))
@@ -134,41 +189,45 @@ def _execute(nb: Path, out: Path, params: dict, kernel: str) -> str | None:
     return None
 
 
-def _still_current(p: Planned, smoke: bool, cfg: PipelineConfig) -> bool:
+def _still_current(p: Planned, smoke: bool, cfg: PipelineConfig,
+                   params: Params | None = None) -> bool:
     """Whether a notebook planned to run holds after all, now that the notebooks before it
     have run (one whose upstream rewrote the same files it reads: `READS`)."""
     if p.entry is None:
         return False
     every, runs = notebooks(cfg.notebooks_dir), load_record(cfg.record_path)["runs"]
     upstream, index = _upstream(p.nb, [q.stem for q in every], runs, cfg), code_index(cfg.package_dir)
-    inputs = notebook_inputs(p.nb, {"SMOKE": smoke}, upstream, index, cfg)
+    injected = notebook_params(p.nb, smoke, params)
+    inputs = notebook_inputs(p.nb, injected, upstream, index, cfg)
     return stale_reason(runs.get(p.nb.name), inputs, missing_outputs(p.nb, cfg), lambda:
-                        notebook_inputs(p.nb, {"SMOKE": smoke}, upstream, index, cfg,
+                        notebook_inputs(p.nb, injected, upstream, index, cfg,
                                         shape=False)) is None
 
 
-def _run_one(p: Planned, smoke: bool, cfg: PipelineConfig) -> dict:
+def _run_one(p: Planned, smoke: bool, cfg: PipelineConfig, params: Params | None = None) -> dict:
     """Execute a planned notebook and record it (first as unfinished, so a killed run counts
     as failed); its inputs are computed now, after the notebooks before it have run."""
     every, runs = notebooks(cfg.notebooks_dir), load_record(cfg.record_path)["runs"]
     upstream = _upstream(p.nb, [q.stem for q in every], runs, cfg)
-    inputs = notebook_inputs(p.nb, {"SMOKE": smoke}, upstream, code_index(cfg.package_dir), cfg)
+    injected = notebook_params(p.nb, smoke, params)
+    inputs = notebook_inputs(p.nb, injected, upstream, code_index(cfg.package_dir), cfg)
     base = {"notebook": p.nb.name, "smoke": smoke}
     save_entry(cfg.record_path, "runs", {**base, "ok": False, "seconds": 0.0,
                                          "error": f"started {now_utc()}, did not finish"})
     out_dir = cfg.results_dir / p.nb.stem
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    error = _execute(p.nb, out_dir / p.nb.name, {"SMOKE": smoke}, cfg.kernel)
+    error = _execute(p.nb, out_dir / p.nb.name, injected, cfg.kernel)
     entry = {**base, "ok": error is None, "seconds": round(time.perf_counter() - t0, 1),
              "fingerprint": digest(inputs), "inputs": inputs}
     return save_entry(cfg.record_path, "runs", {**entry, **({"error": error} if error else {})})
 
 
 def run(smoke: bool, only: list[str] | None = None, force: bool = False,
-        cfg: PipelineConfig = DEFAULT) -> list[dict]:
-    """Run the stale notebooks among the selected ones, in order; the entries of those run."""
-    planned = plan(smoke, only, force, cfg)
+        cfg: PipelineConfig = DEFAULT, params: Params | None = None) -> list[dict]:
+    """Run the stale notebooks among the selected ones, in order, with `params`' overrides;
+    the entries of those run."""
+    planned = plan(smoke, only, force, cfg, params)
     todo = [p for p in planned if p.reason]
     print(f"[pipeline] {len(todo)} of {len(planned)} notebooks to run (SMOKE={smoke})", flush=True)
     runs = []
@@ -177,13 +236,16 @@ def run(smoke: bool, only: list[str] | None = None, force: bool = False,
         if not p.reason:
             print(f"{head}: up to date since {p.entry.get('finished')}", flush=True)
             continue
-        if not force and _still_current(p, smoke, cfg):
+        if not force and _still_current(p, smoke, cfg, params):
             print(f"{head}: up to date since {p.entry.get('finished')} (the notebooks before "
                   "it ran, but what it reads of them is unchanged)", flush=True)
             continue
-        print(f"{head} (SMOKE={smoke}) ... {_eta(todo[todo.index(p):])}\n"
+        given = ", ".join(f"{k}={v!r}" for k, v in notebook_params(p.nb, smoke, params).items()
+                          if k != "SMOKE")
+        print(f"{head} (SMOKE={smoke}{', ' + given if given else ''}) ... "
+              f"{_eta(todo[todo.index(p):])}\n"
               f"[pipeline]     why: {p.reason}", flush=True)
-        runs.append(_run_one(p, smoke, cfg))
+        runs.append(_run_one(p, smoke, cfg, params))
         if not runs[-1]["ok"]:
             out = cfg.results_dir / p.nb.stem / p.nb.name
             raise SystemExit(
@@ -245,6 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smoke", default="False", help="True/False: shrink every notebook's sizes")
     ap.add_argument("--only", nargs="*", help="consider only notebooks whose name starts with these")
     ap.add_argument("--force", action="store_true", help="run even what is up to date")
+    ap.add_argument("--param", action="append", default=[], metavar="NN:NAME=VALUE",
+                    help="set a parameter of notebook NN's parameters cell for this run (VALUE "
+                         "as JSON, else text; repeatable); it counts in the fingerprint, so a "
+                         "later run without it runs the notebook again with its defaults")
     ap.add_argument("--step", help="guard the command after `--` under this name")
     ap.add_argument("--after", nargs="*", default=[],
                     help="with --step: numbers of the notebooks whose runs the command reads")
@@ -257,7 +323,11 @@ def main(argv: list[str] | None = None) -> int:
     if not notebooks(only=args.only):
         print(f"[pipeline] no numbered notebooks in {NOTEBOOKS_DIR}", file=sys.stderr)
         return 1
-    run(smoke, args.only, force)
+    try:
+        run(smoke, args.only, force, params=parse_params(args.param))
+    except MagsError as exc:
+        print(f"[pipeline] {exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -5,7 +5,8 @@ fingerprint computed now and its outputs are still on disk. The fingerprint hash
 
 * `notebook`: the code cells of the `.ipynb` (what papermill executes; markdown, outputs and
   metadata do not count; `make notebooks` writes them from `notebooks/src/`);
-* `params` and `kernel`: what papermill injects (`SMOKE=True` and `False` never satisfy each other);
+* `params` and `kernel`: what papermill injects (`SMOKE=True` and `False` never satisfy each other;
+  a parameter given with `--param` counts too, so a variant's run never passes for the default's);
 * `code`: the `mags_lib` files the cells can import: the static import closure of their
   `mags_lib` imports (imports inside functions too), with the packages' data files (grammars);
   Python files by their syntax tree, so comments, docstrings and help strings do not count;
@@ -124,6 +125,24 @@ def digest(obj: object) -> str:
     """A short, stable hash of JSON-able data (dict key order does not matter)."""
     text = json.dumps(obj, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def parameter_names(nb: Path) -> list[str]:
+    """The names the notebook's `parameters` cell assigns (what papermill may override), in
+    order; [] for a notebook without such a cell or one whose cell does not parse."""
+    import ast
+
+    cells = json.loads(nb.read_text(encoding="utf-8")).get("cells", [])
+    for c in cells:
+        if c.get("cell_type") == "code" and "parameters" in c.get("metadata", {}).get("tags", []):
+            try:
+                tree = ast.parse("".join(c.get("source", "")))
+            except SyntaxError:
+                return []
+            return [t.id for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign))
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+                    if isinstance(t, ast.Name)]
+    return []
 
 
 def code_cells(nb: Path) -> list[str]:
@@ -301,8 +320,10 @@ def stale_reason(entry: dict | None, inputs: dict, missing: Sequence[str] = (),
 
 def _change(key: str, old, new) -> str:
     if key == "params":
-        return "parameters " + ", ".join(f"{k}={(old or {}).get(k)!r}->{v!r}"
-                                         for k, v in new.items() if (old or {}).get(k) != v)
+        old = old or {}
+        return "parameters " + ", ".join(
+            [f"{k}={old.get(k)!r}->{v!r}" for k, v in new.items() if old.get(k) != v]
+            + [f"{k}={v!r}->(default)" for k, v in old.items() if k not in new])
     if key == "upstream":
         names = sorted(k for k in {**(old or {}), **new} if (old or {}).get(k) != new.get(k))
         return "upstream re-ran or changed: " + ", ".join(names)

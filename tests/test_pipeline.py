@@ -124,6 +124,55 @@ def test_a_reader_of_files_stays_current_when_its_upstream_rewrites_the_same_byt
     assert "upstream re-ran or changed: 01_a" in capsys.readouterr().out
 
 
+def test_a_parameter_given_runs_a_variant_that_never_passes_for_the_default(
+        chain, fake, monkeypatch, capsys):
+    """`--param`: papermill gets it, the record keeps it, dependants re-run, and a run without
+    it runs the notebook again with its defaults."""
+    _notebook(chain.notebooks_dir / "01_a.ipynb", "from mags_lib.used import f\nx = 1")
+    nb = chain.notebooks_dir / "01_a.ipynb"
+    cells = json.loads(nb.read_text())
+    cells["cells"][0]["source"] = "SMOKE = False\nSHARE = 0.0  # a share\nNAME: str = 'a'"
+    nb.write_text(json.dumps(cells))
+    seen: dict[str, dict] = {}
+    real = fake.__call__
+
+    def recording(nb, out, params, kernel):
+        seen[nb.stem[:2]] = params
+        return real(nb, out, params, kernel)
+    monkeypatch.setattr(pipeline, "_execute", recording)
+    assert _run(fake, chain) == ["01", "02", "03"] and seen["01"] == {"SMOKE": False}
+    variant = {"01": {"SHARE": 0.5, "NAME": "b"}}
+    assert _run(fake, chain, params=variant) == ["01", "02", "03"]
+    assert seen["01"] == {"SMOKE": False, "SHARE": 0.5, "NAME": "b"}
+    assert seen["02"] == {"SMOKE": False}  # another notebook's parameters stay its own
+    out = capsys.readouterr().out
+    assert "SHARE=0.5" in out and "parameters SHARE=None->0.5" in out
+    assert load_record(chain.record_path)["runs"]["01_a.ipynb"]["inputs"]["params"]["SHARE"] == 0.5
+    assert _run(fake, chain, params=variant) == []
+    assert _run(fake, chain) == ["01", "02", "03"]  # back to the defaults
+    assert "parameters NAME='b'->(default), SHARE=0.5->(default)" in capsys.readouterr().out
+    with pytest.raises(pipeline.MagsError, match="(?s)no parameter 'SHAER'.*SHARE, NAME"):
+        pipeline.run(False, cfg=chain, params={"01": {"SHAER": 1}})
+    with pytest.raises(pipeline.MagsError, match="use --smoke"):
+        pipeline.run(False, cfg=chain, params={"01": {"SMOKE": True}})
+    with pytest.raises(pipeline.MagsError, match="notebook 01, which is not among"):
+        pipeline.run(False, cfg=chain, only=["02"], params={"01": {"SHARE": 1}})
+
+
+def test_parameters_on_the_command_line_are_checked():
+    assert pipeline.parse_params(["01:X=[1, 2]", "01:Y=abc", "02:Z=null"]) == {
+        "01": {"X": [1, 2], "Y": "abc"}, "02": {"Z": None}}
+    for bad in ("1:X=2", "01:X", "01-X=2", "01:2X=1"):
+        with pytest.raises(pipeline.MagsError, match="NN:NAME=VALUE"):
+            pipeline.parse_params([bad])
+    assert pipeline.main(["--param", "01:X"]) == 2  # said on stderr, nothing run
+    from mags_lib.paths import NOTEBOOKS_DIR
+    from mags_lib.pipeline_state import parameter_names
+
+    names = parameter_names(NOTEBOOKS_DIR / "01_synthesize_dataset.ipynb")
+    assert names[0] == "SMOKE" and {"WRITER_FRAME_SHARE", "PERSONA_CUE_PHRASES"} <= set(names)
+
+
 def test_a_markdown_edit_does_not_count(chain, fake):
     _run(fake, chain)
     path = chain.notebooks_dir / "03_c.ipynb"
@@ -354,3 +403,10 @@ def test_real_notebooks_run_once_with_smoke_injected(chain):
     executed = json.loads((cfg.results_dir / "01_a" / "01_a.ipynb").read_text())
     assert any("SMOKE = True" in "".join(c["source"]) for c in executed["cells"])
     assert pipeline.run(True, only=["01", "02"], cfg=cfg) == []
+    nb = cfg.notebooks_dir / "02_b.ipynb"  # a --param reaches a real kernel
+    _notebook(nb, "assert (SHARE, SMOKE) == (0.5, True)")
+    cells = json.loads(nb.read_text())
+    cells["cells"][0]["source"] = "SMOKE = False\nSHARE = 0.0"
+    nb.write_text(json.dumps(cells))
+    assert [r["ok"] for r in pipeline.run(True, only=["02"], cfg=cfg,
+                                          params={"02": {"SHARE": 0.5}})] == [True]
