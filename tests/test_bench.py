@@ -147,7 +147,9 @@ def test_llm_bench_times_the_embedded_model(tmp_path):
     (model,) = result["models"]
     assert model["file_type"] == "Q4_1" and model["model"].endswith(".gguf")
     assert len(model["prompt_s"]) == 2 and model["prompt_s_p50"] > 0
-    assert model["prompt_tokens_per_s"] == pytest.approx(24 / model["prompt_s_p50"], rel=0.01)
+    # the rate is rounded to 0.1 token/s: on a loaded machine (3 tokens/s) that is over 1%
+    assert model["prompt_tokens_per_s"] == pytest.approx(24 / model["prompt_s_p50"], rel=0.01,
+                                                         abs=0.051)
     assert model["new_token_ms_p50"] > 0 and model["load_s"] > 0
     assert result["config"]["prompt_tokens"] == 24 and "cpu_count" in result["machine"]
 
