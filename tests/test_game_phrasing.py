@@ -60,6 +60,25 @@ def test_the_writers_training_frames_are_no_banks_and_match_no_held_out_template
     assert any("{old}" in f for f in ph.WRITER_FRAMES["change"])
 
 
+def test_the_writers_lookalikes_are_no_banks_no_rules_and_match_no_held_out_template():
+    """phrasing.WRITER_LOOKALIKES are training text only: none is a template of a built-in set
+    or a committed file bank, none filled matches a held-out or test template, and none says
+    what a creature eats, so none reads as a rule (the game's rule parser finds none); each
+    names one creature, one condition and one item."""
+    from mags_lib.game.senseless import parse_rule
+
+    built_in = {t for split in ph.PHRASING_SETS for t in ph.all_templates(split)}
+    banks = {t for bank in FILE_BANKS for t in ph.all_templates(bank)}
+    looks = ph.WRITER_LOOKALIKES
+    assert len(looks) >= 8 and len(set(looks)) == len(looks)
+    assert not set(looks) & (built_in | banks)
+    for template in looks:
+        assert [template.count(k) for k in ("{d}", "{w}", "{i}")] == [1, 1, 1], template
+        filled = template.format(d="lanky grilb", w="icy", i="cup")
+        assert parse_rule(filled) is None and "eat" not in filled.lower(), filled
+        assert not heldout_hits(filled), filled
+
+
 def test_train_heldout_and_test_banks_share_no_template_and_have_several_each():
     train, held = set(ph.all_templates("train")), set(ph.all_templates("heldout"))
     test = set(ph.all_templates("test"))

@@ -170,7 +170,8 @@ def test_parameters_on_the_command_line_are_checked():
     from mags_lib.pipeline_state import parameter_names
 
     names = parameter_names(NOTEBOOKS_DIR / "01_synthesize_dataset.ipynb")
-    assert names[0] == "SMOKE" and {"WRITER_FRAME_SHARE", "PERSONA_CUE_PHRASES"} <= set(names)
+    assert names[0] == "SMOKE" and {"WRITER_FRAME_SHARE", "PERSONA_CUE_PHRASES",
+                                    "WRITER_CONTRAST_SHARE"} <= set(names)
 
 
 def test_a_markdown_edit_does_not_count(chain, fake):

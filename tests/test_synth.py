@@ -546,6 +546,59 @@ def test_writer_frames_keep_each_rows_kind_op_and_rule_and_change_nothing_else()
         SynthConfig(writer_frame_share=-0.5)
 
 
+def test_writer_contrast_adds_a_lookalike_and_keeps_the_gold_and_every_other_row():
+    """writer_contrast_share puts a look-alike (phrasing.WRITER_LOOKALIKES: an invented creature
+    no rule is about, the rule's condition, its item or the item it replaces) beside a training
+    game's announcements, before or after the game's text, and in place of its distractors;
+    the gold (ops, op, kind) and every ask and answer row stay as they were; a held-out game and
+    share 0 are never contrasted; a share outside [0, 1] is refused."""
+    from mags_lib.game import phrasing
+    from mags_lib.synth.chains import heldout_write_rows
+
+    on = SynthConfig(surfaces=["varied"], writer_contrast_share=1.0)
+    off = SynthConfig(surfaces=["varied"])
+    episode = generate_episode(game_config(on, 4_242, 0))
+    game_nouns = {c.split()[-1] for c in episode.world.creatures}
+    patterns = [re.compile(re.escape(t).replace(re.escape("{d}"), r"(?P<d>[a-z]+ [a-z]+)")
+                           .replace(re.escape("{w}"), "(?P<w>[a-z]+)")
+                           .replace(re.escape("{i}"), "(?P<i>[a-z]+)"))
+                for t in phrasing.WRITER_LOOKALIKES]
+    rows_on, rows_off = episode_rows(episode, on)[0], episode_rows(episode, off)[0]
+    for task in ("ask", "answer"):
+        assert rows_on[task] == rows_off[task]
+    seen = Counter()
+    for a, b in zip(rows_on["write"], rows_off["write"], strict=True):
+        ga, gb = a["gold"], b["gold"]
+        assert not gb["contrast"]
+        assert (ga["ops"], ga["op"], ga["kind"], a["completion"]) == \
+            (gb["ops"], gb["op"], gb["kind"], b["completion"])
+        if not ga["contrast"]:
+            assert ga["observation"] == gb["observation"]
+            continue
+        seen[ga["kind"]] += 1
+        obs = ga["observation"]
+        if ga["kind"] == "announce":
+            assert obs.startswith(gb["observation"] + " ") or obs.endswith(" " + gb["observation"])
+            rest = obs.replace(gb["observation"], "").strip()
+            rule = parse_rule(ga["ops"][0]["text"]) if ga["ops"] else None
+            seen["before" if obs.endswith(gb["observation"]) else "after"] += 1
+        else:
+            assert ga["kind"] == "distractor" and ga["op"] == "none"
+            rest, rule = obs, None
+        m = next((m for p in patterns if (m := p.fullmatch(rest))), None)
+        assert m, rest
+        assert m["d"].split()[-1] not in game_nouns, m["d"]
+        if rule is not None:
+            assert m["w"] == rule.condition
+    assert seen["announce"] >= 10 and seen["distractor"] >= 5, seen
+    assert seen["before"] and seen["after"], seen
+    held = heldout_write_rows([20_001], on, n_per_op=6)
+    assert held and not any(r["gold"]["contrast"] for r in held)
+    assert not any(r["gold"]["contrast"] for r in rows_off["write"])
+    with pytest.raises(Exception, match="writer_contrast_share"):
+        SynthConfig(writer_contrast_share=1.5)
+
+
 def test_write_splits_keep_at_most_the_none_share(built):
     """The 'nothing to store' cap holds among the rows kept, not only in the candidate pool
     (whose head, which selection keeps, ran to 46% none)."""

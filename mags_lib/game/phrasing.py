@@ -169,6 +169,30 @@ WRITER_FRAMES: dict[str, tuple[str, ...]] = {
                "A new version of the rule: {rule}"),
 }
 
+# Look-alikes of a rule, for the write model's training text only (the game never says them:
+# `SynthConfig.writer_contrast_share` puts one beside that share of the training games'
+# announcements and in place of that share of their distractors, `synth.chains.lookalike`).
+# Each names a creature that no rule is about ({d}), a rule's condition ({w}) and an item
+# ({i}), and none says what the creature eats, so only the relation tells it from a rule.
+# Added 2026-12-03 (night) after candidate C2 wrote the test bank's distractors ("On frosty
+# nights the lanky grilb hums along with the rails.") as rules ("On frosty turns, the porter
+# eats only the lanky grilb."): nothing in its data paired a look-alike with a change.
+# Written after fresh_2026-12-03 was committed, and kept clear of every bank's wording.
+WRITER_LOOKALIKES: tuple[str, ...] = (
+    "On {w} turns, the {d} sits on the {i}.",
+    "On {w} turns, the {d} only looks at the {i}.",
+    "The {d} hides the {i} whenever it is {w}.",
+    "When it is {w}, the {d} sniffs the {i} and walks away.",
+    "On {w} turns, the {d} polishes the {i}.",
+    "The {d} carries the {i} around on {w} turns.",
+    "Only on {w} turns does the {d} bury the {i}.",
+    "The {d} trades the {i} for a song when it is {w}.",
+    "The {d} dreams of the {i} on {w} nights.",
+    "On {w} turns, the {d} rolls the {i} down the hill.",
+    "Whenever it is {w}, the {d} counts every {i} it can find.",
+    "On {w} turns, the {d} leans against the {i} and naps.",
+)
+
 # {opts} is "the cello and the slate" (or "the a, the b and the c").
 DECISIONS: dict[str, tuple[str, ...]] = {
     "train": (

@@ -52,6 +52,7 @@ from mags_lib.game import (
     StepTruth,
     generate_episode,
     phrasing,
+    vocab,
 )
 from mags_lib.game.senseless import ALIAS_KEY, ANNOUNCE_PREFIX, parse_rule
 from mags_lib.game.vocab import ITEMS
@@ -292,11 +293,49 @@ def writer_frame(obs_text: str, op: str, old_item: str | None,
     return None
 
 
+def lookalike(condition: str, items: list[str], avoid: set[str], rng: random.Random) -> str:
+    """A sentence that looks like a rule and is not one (`phrasing.WRITER_LOOKALIKES`): an
+    invented creature whose noun is not in `avoid` (the nouns of the creatures rules are
+    about), on `condition` turns, with one of `items`, in a relation that is not eating.
+
+    >>> lookalike("icy", ["cup"], {"yip"}, random.Random(1))
+    'Only on icy turns does the bristly greknolb bury the cup.'
+    """
+    creature = vocab.creature_names(1, rng, avoid=avoid)[0]
+    template = rng.choice(phrasing.WRITER_LOOKALIKES)
+    return template.format(d=creature, w=condition, i=rng.choice(items))
+
+
+def _contrast(obs_text: str, truth: StepTruth, known: Known, text: str | None,
+              rng: random.Random, avoid: set[str] = frozenset()) -> str | None:
+    """`obs_text` with a look-alike (`lookalike`) beside the rule of an announcement (before
+    or after it; its condition, and its item or the item it replaces), or a look-alike in
+    place of a distractor (a rule memory holds gives the condition and item); None when no
+    rule is at hand. `avoid`: more nouns the look-alike's creature must not have (the game's
+    own creatures)."""
+    nouns = {k.split("|")[0].split()[-1] for k in known.versions} | set(avoid)
+    if truth.kind == "announce":
+        rule = parse_rule(text or "")
+        if rule is None:
+            return None
+        old = parse_rule(known.current(truth.rule_key or "") or "")
+        items = [rule.item] + ([old.item] if old and old.item != rule.item else [])
+        sentence = lookalike(rule.condition, items, nouns | {rule.creature.split()[-1]}, rng)
+        return f"{sentence} {obs_text}" if rng.random() < 0.5 else f"{obs_text} {sentence}"
+    rules = [r for r in (parse_rule(v[-1]) for _, v in sorted(known.versions.items()))
+             if r is not None]
+    if not rules:
+        return None
+    rule = rng.choice(rules)
+    return lookalike(rule.condition, [rule.item], nouns, rng)
+
+
 def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Random,
               cfg: SynthConfig, seed: int, wrong_feedback: str | None = None,
               imperfect_rng: random.Random | None = None,
               reframe_rng: random.Random | None = None, surface_name: str = "fixed",
               frame_rng: random.Random | None = None,
+              contrast_rng: random.Random | None = None, avoid: set[str] = frozenset(),
               ) -> tuple[dict | None, str | None]:
     """The write row of an information turn, or (None, reason) when it cannot be one.
     `wrong_feedback` is the turn's "wrong answer" text (the game shows either verdict).
@@ -310,7 +349,10 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     `gold["reframed"]` says which. Before that, a share (`cfg.writer_frame_share`, drawn from
     `frame_rng`, its own stream; None: never) of the announcements on the varied surface is put
     in a frame of the same kind that only the write model's training text uses
-    (`writer_frame`); `gold["writer_frame"]` says which."""
+    (`writer_frame`); `gold["writer_frame"]` says which. Last, a share
+    (`cfg.writer_contrast_share`, drawn from `contrast_rng`, its own stream; None: never) of the
+    announcements get a look-alike beside the rule and of the distractors one in their place
+    (`_contrast`), the gold unchanged; `gold["contrast"]` says which."""
     if not truth.engram_ops:
         return None, "no_engram_truth"
     op, text, key = truth.engram_ops[0]
@@ -327,8 +369,13 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
             and reframe_rng.random() < cfg.reframe_update_share):
         neutral = neutral_frame(obs_text, surface_name, reframe_rng)
         obs_text, reframed = neutral or obs_text, neutral is not None
+    contrasted = False
+    if (contrast_rng is not None and truth.kind in ("announce", "distractor")
+            and contrast_rng.random() < cfg.writer_contrast_share):
+        with_lookalike = _contrast(obs_text, truth, known, text, contrast_rng, avoid)
+        obs_text, contrasted = with_lookalike or obs_text, with_lookalike is not None
     own = [known.current(key)] if key and known.current(key) else []
-    if truth.kind == "distractor" and obs.text in known.facts:
+    if truth.kind == "distractor" and obs.text in known.facts:  # as without a look-alike
         own = [obs.text]
     perfect_own = list(own)
     imperfect = None
@@ -357,6 +404,7 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     gold = {"ops": ops, "op": op, "key": key, "kind": truth.kind, "observation": obs_text,
             "entities": entities, "turn": obs.turn, "memory_shown": memory,
             "imperfect": imperfect, "reframed": reframed, "writer_frame": writer_framed,
+            "contrast": contrasted,
             "memory_edit": {"remove": perfect_own, "add": own} if imperfect else None}
     return _row("write", surface.write_prompt(obs_text, memory, rng), completion, gold, seed), None
 
@@ -410,6 +458,10 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
                    else None)
     frame_rng = (random.Random(f"writer-frames:{cfg.seed}:{seed}")
                  if cfg.writer_frame_share > 0 and episode.config.phrasings == "train" else None)
+    nouns = {c.split()[-1] for c in episode.world.creatures}  # no look-alike names one
+    contrast_rng = (random.Random(f"writer-contrast:{cfg.seed}:{seed}")
+                    if cfg.writer_contrast_share > 0 and episode.config.phrasings == "train"
+                    else None)
     for obs, truth in zip(episode.observations, episode.truths, strict=True):
         written = None
         if obs.kind == "decide":
@@ -422,7 +474,8 @@ def episode_rows(episode: Episode, cfg: SynthConfig) -> tuple[dict[str, list[dic
         else:
             row, reason = write_row(obs, truth, known, rng, cfg, seed,
                                     episode.wrong_feedback.get(obs.turn), imperfect_rng,
-                                    reframe_rng, episode.config.surface, frame_rng)
+                                    reframe_rng, episode.config.surface, frame_rng,
+                                    contrast_rng, nouns)
             if row is None:
                 skips[f"write:{reason}"] += 1
             else:

@@ -169,6 +169,16 @@ class SynthConfig:
                 "0.5 was tried and not adopted (journal 2026-12-02, day): updates right on "
                 "the change-frame probe 49 of 80 against 46, short of the rule's 54; the "
                 "errors moved from nothing to add"})
+    writer_contrast_share: float = field(default=0.0, metadata={
+        "help": "write rows of a training game: share of its announcements given a look-alike "
+                "sentence beside the rule (before or after it), and share of its distractors "
+                "replaced by one: a creature no rule is about, with the rule's condition and "
+                "its item or old item, in a relation that is not eating (game.phrasing."
+                "WRITER_LOOKALIKES, chains.lookalike); the gold is unchanged (the rule alone; "
+                "nothing for a distractor), so the writer learns which sentence carries the "
+                "rule, not only the op (candidate C2 wrote the test bank's distractors as "
+                "rules, journal 2026-12-03 afternoon); 0 = as the game said it. Written "
+                "2026-12-03 (night), not judged yet (the rule it is to be judged by: journal)"})
     max_none_share: float = field(default=0.3, metadata={
         "help": "write rows: at most this share of 'nothing to store' rows per split"})
     answer_lines: int = field(default=3, metadata={
@@ -254,6 +264,9 @@ class SynthConfig:
         if not 0.0 <= self.writer_frame_share <= 1.0:
             raise MagsError(f"SynthConfig: writer_frame_share = {self.writer_frame_share}",
                             "writer_frame_share is a share in [0, 1]")
+        if not 0.0 <= self.writer_contrast_share <= 1.0:
+            raise MagsError(f"SynthConfig: writer_contrast_share = {self.writer_contrast_share}",
+                            "writer_contrast_share is a share in [0, 1]")
         if not 0.0 <= self.reframe_update_share <= 1.0:
             raise MagsError(f"SynthConfig: reframe_update_share = {self.reframe_update_share}",
                             "reframe_update_share is a share in [0, 1]")

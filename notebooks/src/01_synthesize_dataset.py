@@ -21,7 +21,8 @@ MAX_NEAR_DUP_RATE = 0.05  # sanity bound on the final train rows
 IMPERFECT_MEMORY_SHARE = 0.0  # write rows showing a missing / stale / garbled rule (0.3 tried)
 REFRAME_UPDATE_SHARE = 0.0  # rule changes re-framed as first sights: update read from memory
 WRITER_FRAME_SHARE = 0.0  # write rows in frames only training text uses (0.5: not adopted)
-PERSONA_CUE_PHRASES = False  # training personas say 'instead' for every change (not judged yet)
+PERSONA_CUE_PHRASES = False  # training personas say 'instead' for every change (with frames 0.5: not adopted)
+WRITER_CONTRAST_SHARE = 0.0  # a look-alike of a rule beside announcements, for distractors (not judged yet)
 N_EXAMPLES = 1  # example rows printed per task
 
 # %%
@@ -42,7 +43,8 @@ cfg = SynthConfig(seed=SEED, expand=EXPAND, expansion_llm=EXPANSION_LLM,
                   imperfect_memory_share=IMPERFECT_MEMORY_SHARE,
                   reframe_update_share=REFRAME_UPDATE_SHARE,
                   writer_frame_share=WRITER_FRAME_SHARE,
-                  persona_cue_phrases=PERSONA_CUE_PHRASES, smoke=SMOKE).resolved()
+                  persona_cue_phrases=PERSONA_CUE_PHRASES,
+                  writer_contrast_share=WRITER_CONTRAST_SHARE, smoke=SMOKE).resolved()
 print(json.dumps(cfg.split_seeds(), default=str)[:200], "...")
 
 # %% [markdown]
