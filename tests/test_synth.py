@@ -496,6 +496,16 @@ def test_reframed_rule_changes_must_be_read_from_memory(surface):
         SynthConfig(reframe_update_share=1.5)
 
 
+def _paired_write_rows(on: SynthConfig, off: SynthConfig, seed: int) -> list[tuple[dict, dict]]:
+    """The write rows of one training game under two configs, paired; its ask and answer rows
+    must be the same under both."""
+    episode = generate_episode(game_config(on, seed, 0))
+    rows_on, rows_off = episode_rows(episode, on)[0], episode_rows(episode, off)[0]
+    for task in ("ask", "answer"):
+        assert rows_on[task] == rows_off[task]
+    return list(zip(rows_on["write"], rows_off["write"], strict=True))
+
+
 def test_writer_frames_keep_each_rows_kind_op_and_rule_and_change_nothing_else():
     """writer_frame_share puts a training game's announcements, in the write rows only, in a
     frame of the same kind from phrasing.WRITER_FRAMES: the op, the rule sentence, the memory's
@@ -507,12 +517,8 @@ def test_writer_frames_keep_each_rows_kind_op_and_rule_and_change_nothing_else()
 
     on = SynthConfig(surfaces=["varied"], writer_frame_share=1.0)
     off = SynthConfig(surfaces=["varied"], writer_frame_share=0.0)
-    episode = generate_episode(game_config(on, 4_242, 0))
-    rows_on, rows_off = episode_rows(episode, on)[0], episode_rows(episode, off)[0]
-    for task in ("ask", "answer"):
-        assert rows_on[task] == rows_off[task]
     framed = Counter()
-    for a, b in zip(rows_on["write"], rows_off["write"], strict=True):
+    for a, b in _paired_write_rows(on, off, 4_242):
         ga, gb = a["gold"], b["gold"]
         assert not gb["writer_frame"] and ga["ops"] == gb["ops"] and ga["op"] == gb["op"]
         if not ga["writer_frame"]:
@@ -563,11 +569,9 @@ def test_writer_contrast_adds_a_lookalike_and_keeps_the_gold_and_every_other_row
                            .replace(re.escape("{w}"), "(?P<w>[a-z]+)")
                            .replace(re.escape("{i}"), "(?P<i>[a-z]+)"))
                 for t in phrasing.WRITER_LOOKALIKES]
-    rows_on, rows_off = episode_rows(episode, on)[0], episode_rows(episode, off)[0]
-    for task in ("ask", "answer"):
-        assert rows_on[task] == rows_off[task]
     seen = Counter()
-    for a, b in zip(rows_on["write"], rows_off["write"], strict=True):
+    pairs = _paired_write_rows(on, off, 4_242)
+    for a, b in pairs:
         ga, gb = a["gold"], b["gold"]
         assert not gb["contrast"]
         assert (ga["ops"], ga["op"], ga["kind"], a["completion"]) == \
@@ -594,7 +598,7 @@ def test_writer_contrast_adds_a_lookalike_and_keeps_the_gold_and_every_other_row
     assert seen["before"] and seen["after"], seen
     held = heldout_write_rows([20_001], on, n_per_op=6)
     assert held and not any(r["gold"]["contrast"] for r in held)
-    assert not any(r["gold"]["contrast"] for r in rows_off["write"])
+    assert not any(b["gold"]["contrast"] for _, b in pairs)
     with pytest.raises(Exception, match="writer_contrast_share"):
         SynthConfig(writer_contrast_share=1.5)
 
