@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -521,21 +522,38 @@ def _bank_parts(line: str) -> dict[str, str]:
     >>> _bank_parts("Banks (x; y): a: `bare` 0.5 / 0.4; targets: t; b (write model 12ab): `bare` 1")
     {'a': 'a: `bare` 0.5 / 0.4; targets: t', 'b': 'b (write model 12ab): `bare` 1'}
     """
-    import re
-
-    head = re.compile(r"(?:(?<=\): )|(?<=; ))([\w.-]+)(?: \([^)]*\))?: `")
+    head = re.compile(r"(?:(?<=\): )|(?<=; ))([\w.-]+)(?: \([^)]*\))*: `")
     starts = [(m.start(), m.group(1)) for m in head.finditer(line)]
     return {name: line[at:(starts[i + 1][0] - 2 if i + 1 < len(starts) else None)].rstrip(".")
             for i, (at, name) in enumerate(starts)}
+
+
+KEPT_BANK = "kept from the previous block"
+
+
+def _marked_kept(name: str, part: str) -> str:
+    """A bank's part of the README line, its head marked as kept: inside the head's own
+    parenthesis where it has one, so that the head holds one parenthesis (a line written
+    before this rule, with two, is mended).
+
+    >>> _marked_kept("b", "b: `bare` 1")
+    'b (kept from the previous block): `bare` 1'
+    >>> _marked_kept("b", "b (write model 12ab): `bare` 1")
+    'b (write model 12ab; kept from the previous block): `bare` 1'
+    >>> _marked_kept("b", "b (kept from the previous block) (write model 12ab): `bare` 1")
+    'b (write model 12ab; kept from the previous block): `bare` 1'
+    """
+    head, sep, rest = part.partition(": ")
+    notes = [x.strip() for n in re.findall(r"\(([^)]*)\)", head[len(name):])
+             for x in n.split(";") if x.strip() and x.strip() != KEPT_BANK]
+    return f"{name} ({'; '.join([*notes, KEPT_BANK])}){sep}{rest}"
 
 
 def merge_bank_lines(line: str, previous: str) -> str:
     """This run's README banks line with the previous line's banks that this run did not
     score appended, each marked as kept."""
     mine, old = _bank_parts(line), _bank_parts(previous)
-    kept = [part.replace(name, f"{name} (kept from the previous block)", 1)
-            if "(kept from the previous block)" not in part.split(": ", 1)[0] else part
-            for name, part in old.items() if name not in mine]
+    kept = [_marked_kept(name, part) for name, part in old.items() if name not in mine]
     if not kept or not mine:
         return line
     return line.rstrip(".") + "; " + "; ".join(kept) + "."
