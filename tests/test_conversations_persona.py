@@ -89,6 +89,40 @@ def test_earlier_twin_questions_are_training_only_and_cover_every_changing_fact(
                 assert q and "{" not in q and (who == user or who in q)
     assert P.fact_topic("Caroline went to a support group.") is None
 
+def test_fact_lookalikes_are_training_only_and_state_no_persona_fact():
+    """persona_train_phrases.LOOKALIKES: one bank per attribute, each entry with one {who} and
+    one {v}; filled with any value and person, none states an attribute (fact_topic), none
+    holds a clause of the persona banks (a state, a change, an event of anyone), none is an
+    entry of a bank, and no conversation of any split says one."""
+    import random
+
+    from mags_lib.conversations import persona_train_phrases as T
+
+    assert set(T.LOOKALIKES) == {a.name for a in P.ATTRIBUTES}
+    templates = [t for bank in T.LOOKALIKES.values() for t in bank]
+    assert len(set(templates)) == len(templates) >= 16
+    entries = {x.lower() for b in _banks() for x in b}
+    extras = [x for bank in (*T.CLAUSES.values(), *T.CUE_CLAUSES.values()) for x in bank]
+    said = _user_texts(persona_set("train", 40)) | _user_texts(persona_set("dev", 20))
+    for attr in P.ATTRIBUTES:
+        forms = [f for f in (attr.self_form, attr.other_form) if f is not None]
+        clauses = [c for f in forms for slot in ("state", "change", "event")
+                   for c in getattr(f, slot)] + extras
+        for template in T.LOOKALIKES[attr.name]:
+            assert template.count("{who}") == 1 and template.count("{v}") == 1, template
+            assert template.lower() not in entries
+            for v in attr.values:
+                for who in ("I", "Ana", "my cousin"):
+                    text = T.lookalike(attr.name, v, who, random.Random(0))
+                    assert P.fact_topic(text) is None, text
+                    assert text[0].isupper() and "{" not in text
+                    for clause in clauses:
+                        filled = clause.format(v=v, name=who, s="", c="", e="", old="")
+                        assert filled.lower() not in text.lower(), (text, clause)
+            filled = {template.format(who="I", v=v) for v in attr.values}
+            assert not any(f[:-1] in t for f in filled for t in said), template
+
+
 def test_test_phrasings_never_appear_in_training_conversations():
     train = _user_texts(persona_set("train", 150))
     test = _user_texts(persona_set("test", 30))

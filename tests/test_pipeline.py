@@ -171,7 +171,7 @@ def test_parameters_on_the_command_line_are_checked():
 
     names = parameter_names(NOTEBOOKS_DIR / "01_synthesize_dataset.ipynb")
     assert names[0] == "SMOKE" and {"WRITER_FRAME_SHARE", "PERSONA_CUE_PHRASES",
-                                    "WRITER_CONTRAST_SHARE"} <= set(names)
+                                    "WRITER_CONTRAST_SHARE", "PERSONA_CONTRAST_SHARE"} <= set(names)
 
 
 def test_a_markdown_edit_does_not_count(chain, fake):

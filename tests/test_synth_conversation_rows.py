@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -300,3 +301,65 @@ def test_persona_cue_phrases_change_the_training_rows_only():
     texts = [r["prompt"][-1]["content"] for r in cued["write"]["train"]]
     assert cued["write"]["train"] != base["write"]["train"]
     assert any(" instead" in t for t in texts)
+
+
+def test_persona_contrast_adds_a_lookalike_keeps_the_gold_and_leaves_val_and_off_as_they_were():
+    """persona_contrast_share puts a look-alike of a fact (persona_train_phrases.LOOKALIKES)
+    beside a training persona's facts and in place of its small talk: the ops, op, kind and
+    completion stay, the look-alike states no persona fact and names someone other than the
+    fact's subject; the ask and answer rows and the val (dev) rows are as they were; share 0
+    leaves the rows byte for byte as before (no "contrast" key); a share outside [0, 1] is
+    refused."""
+    from dataclasses import replace
+
+    from mags_lib.conversations import persona_train_phrases as T
+    from mags_lib.synth.conversation_rows import fact_value
+
+    conv = make_persona(5, "train")
+    on_cfg = replace(CFG, persona_contrast_share=1.0)
+    plain = write_rows(conv, random.Random(0), CFG, source="persona", seed=5, twins=True)
+    both = write_rows(conv, random.Random(0), on_cfg, source="persona", seed=5, twins=True)
+    assert not any("contrast" in r["gold"] for r in plain)
+    main_on = [r for r in both if "twin" not in r["gold"]]
+    main_off = [r for r in plain if "twin" not in r["gold"]]
+    assert len(main_on) == len(main_off)
+    seen = Counter()
+    for a, b in zip(main_on, main_off, strict=True):
+        ga, gb = a["gold"], b["gold"]
+        assert (ga["ops"], ga["op"], ga["kind"], a["completion"]) == \
+            (gb["ops"], gb["op"], gb["kind"], b["completion"])
+        look = ga["contrast"]
+        if look is None:
+            assert ga["observation"] == gb["observation"]
+            continue
+        assert P.fact_topic(look) is None and look in ga["observation"]
+        assert any(re.fullmatch(re.escape(t).replace(re.escape("{who}"), "(?i:.+)")
+                                .replace(re.escape("{v}"), ".+"), look)
+                   for bank in T.LOOKALIKES.values() for t in bank), look
+        assert look in a["prompt"][-1]["content"]
+        said = ga["observation"].split(": ", 1)[1]
+        if ga["ops"]:
+            seen["beside a fact"] += 1
+            subject = fact_value(ga["ops"][0]["text"])[1]
+            who = look.split(" ")[0]
+            assert who != subject and (who != "I" or subject != conv.speakers[0]), look
+            assert said.replace(look, "").strip() == \
+                gb["observation"].split(": ", 1)[1]
+        elif said == look:
+            seen["alone"] += 1
+        else:
+            seen["after a repeat"] += 1
+            assert said.endswith(look)
+    assert seen["beside a fact"] >= 3 and seen["alone"] >= 3, seen
+    # every user turn drew a look-alike where one was at hand; the assistant's never
+    assert all(r["gold"]["contrast"] is None for r in main_on
+               if r["gold"]["observation"].split("] ")[1].startswith("Assistant:"))
+    base, _ = conversation_rows(CFG)
+    contrasted, _ = conversation_rows(on_cfg)
+    for task in base:
+        assert contrasted[task]["val"] == base[task]["val"], task  # dev personas as written
+    for task in ("ask", "answer"):
+        assert contrasted[task]["train"] == base[task]["train"], task
+    assert not any("contrast" in r["gold"] for r in base["write"]["train"])
+    with pytest.raises(Exception, match="persona_contrast_share"):
+        SynthConfig(persona_contrast_share=-0.1)

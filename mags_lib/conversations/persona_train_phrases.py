@@ -254,3 +254,51 @@ def frame_extra(bank: tuple[str, ...], cues: bool = False) -> tuple[str, ...]:
     'I keep thinking about {e}.'
     """
     return FRAMES.get(bank, ()) + (CUE_FRAMES.get(bank, ()) if cues else ())
+
+
+LOOKALIKES: dict[str, tuple[str, ...]] = {
+    "home": ("{who} read a long article about {v} this morning.",
+             "{who} looked at old photos of a weekend in {v}.",
+             "{who} watched a football match played in {v}."),
+    "job": ("{who} chatted with {v} at a party.", "{who} watched a film about {v}.",
+            "{who} sat next to {v} on the train."),
+    "car": ("{who} saw {v} parked outside the bakery.",
+            "{who} heard an advert for {v} on the radio.",
+            "{who} nearly got splashed by {v} at the crossing."),
+    "class_day": ("{who} noticed the museum is free on {v}.",
+                  "{who} heard the market is busiest on {v}.",
+                  "{who} read that the library closes early on {v}."),
+    "food": ("{who} watched a cooking video about {v}.",
+             "{who} walked past a new stall selling {v}.",
+             "{who} looked up how to pronounce {v}."),
+    "doctor": ("{who} read an interview with {v} in the paper.",
+               "{who} saw {v} on the local news.",
+               "{who} heard that {v} gave a talk at the library."),
+    "instrument": ("{who} heard a street musician playing {v}.",
+                   "{who} saw {v} in a shop window.",
+                   "{who} listened to an old recording of {v} at a friend's place."),
+    "trip": ("{who} watched a documentary about {v}.", "{who} read a novel set in {v}.",
+             "{who} saw a postcard from {v} on a friend's fridge."),
+}
+"""Look-alikes of a person's fact, for the write model's contrastive training rows only
+(`conversation_rows.write_rows`, with `SynthConfig.persona_contrast_share` > 0; default 0): a
+sentence that names a value of an attribute (a city, a job, a car, ...) and a person ({who}: "I",
+a name, "My cousin"), in a relation that states nothing the persona tracks about anyone (an
+article read, a car seen, a film watched). Beside a fact's turn it leaves the gold as it was
+(the fact alone); in place of small talk the gold is "nothing to store". It answers candidate
+C2's development errors of 2026-12-03 (afternoon): a value written into the wrong slot ("Lena's
+favourite food is Peru.") and a change written onto the wrong person. Past tense, so that "I"
+and a third person take the same verb. None is a clause of the persona banks, none states an
+attribute (`persona_phrases.fact_topic` finds none; `tests/test_conversations_persona.py`), and
+no conversation of any split is made from them."""
+
+
+def lookalike(attribute: str, value: str, who: str, rng) -> str:
+    """A look-alike (`LOOKALIKES`) of `attribute`, naming `value` and `who`, first letter capital.
+
+    >>> import random
+    >>> lookalike("trip", "Peru", "my cousin", random.Random(0))
+    'My cousin read a novel set in Peru.'
+    """
+    text = rng.choice(LOOKALIKES[attribute]).format(who=who, v=value)
+    return text[0].upper() + text[1:]

@@ -117,6 +117,18 @@ class SynthConfig:
                 "train_cue_phrases; persona_train_phrases.CUE_CLAUSES / CUE_FRAMES), against "
                 "the change-frame writer's development errors of 2026-12-02 evening; written "
                 "2026-12-03, not judged yet (the rule it is to be judged by: journal)"})
+    persona_contrast_share: float = field(default=0.0, metadata={
+        "help": "persona training write rows: share of the user's turns given a look-alike of "
+                "a fact (persona_train_phrases.LOOKALIKES: a value of an attribute and a "
+                "person in a relation the persona does not track, 'My cousin read a novel set "
+                "in Peru.'): beside a fact, before or after it, naming the fact's attribute "
+                "(its new or old value) or another fact's, and someone other than the fact's "
+                "subject; in place of small talk (appended to a repeat), with a value memory "
+                "holds. The gold is unchanged (the fact alone; nothing to store), so the "
+                "writer learns which sentence and whose it is (candidate C2 wrote values into "
+                "the wrong slot and a change onto the wrong person, journal 2026-12-03 "
+                "afternoon); dev, test and LoCoMo rows never; 0 = as said. Written "
+                "2026-12-04, not judged yet"})
     open_answer_chars: int = field(default=80, metadata={
         "help": "conversation answer rows: gold answers longer than this are skipped "
                 "(long_answer); the evaluation asks for an answer in a few words"})
@@ -267,6 +279,9 @@ class SynthConfig:
         if not 0.0 <= self.writer_contrast_share <= 1.0:
             raise MagsError(f"SynthConfig: writer_contrast_share = {self.writer_contrast_share}",
                             "writer_contrast_share is a share in [0, 1]")
+        if not 0.0 <= self.persona_contrast_share <= 1.0:
+            raise MagsError(f"SynthConfig: persona_contrast_share = {self.persona_contrast_share}",
+                            "persona_contrast_share is a share in [0, 1]")
         if not 0.0 <= self.reframe_update_share <= 1.0:
             raise MagsError(f"SynthConfig: reframe_update_share = {self.reframe_update_share}",
                             "reframe_update_share is a share in [0, 1]")

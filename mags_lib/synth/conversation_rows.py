@@ -110,6 +110,67 @@ def _twin_text(text: str, rng: random.Random) -> tuple[str, str] | None:
     return rng.choice(P.TRAIN_SMALL_TALK), "small_talk"
 
 
+def fact_value(fact: str) -> tuple[Any, str, str] | None:
+    """(attribute, whom, value) of a persona gold fact (None for a fact of no attribute).
+
+    >>> attr, who, value = fact_value("Ana is planning a trip to Peru.")
+    >>> attr.name, who, value
+    ('trip', 'Ana', 'Peru')
+    """
+    from mags_lib.conversations import persona_phrases as P
+
+    topic = P.fact_topic(fact)
+    if topic is None:
+        return None
+    attr, who = topic
+    head, _, tail = attr.fact.format(who=who, v="\0").partition("\0")
+    if not (fact.startswith(head) and fact.endswith(tail)):
+        return None
+    return attr, who, fact[len(head):len(fact) - len(tail)]
+
+
+def contrast_turn(turn: Any, facts: list[Any], known: list[str], user: str,
+                  rng: random.Random) -> tuple[Any, str | None]:
+    """`turn` with a look-alike of a fact (`persona_train_phrases.lookalike`) and the look-alike
+    (None, and the turn as it was, where nothing is at hand). A turn with a fact gets it before
+    or after its text: half the time the fact's own attribute with its new or its old value,
+    else the attribute and value of another fact memory holds (`known`); its person is never
+    the fact's subject ("I", another person of the conversation, or "my <relation>"). A turn of
+    small talk is replaced by one, with a value memory holds and anyone; a repeat keeps its
+    text and gets one after it."""
+    from dataclasses import replace
+
+    from mags_lib.conversations import persona_phrases as P
+    from mags_lib.conversations import persona_train_phrases as T
+
+    held = [v for v in map(fact_value, known) if v is not None]
+    people = sorted({who for _, who, _ in held} - {user})
+    own = [v for v in (fact_value(o.text) for o in facts) if v is not None]
+    if own:
+        attr, subject, value = own[0]
+        old = next((fact_value(o.replaces) for o in facts if o.replaces), None)
+        others = [(a, v) for a, _, v in held if a.name != attr.name]
+        if others and rng.random() < 0.5:
+            attr, value = rng.choice(others)
+        elif old is not None and rng.random() < 0.5:
+            value = old[2]
+        names = ([] if subject == user else ["I"]) + [p for p in people if p != subject] \
+            + [f"my {rel}" for rel in P.RELATIONS]
+    elif held:
+        attr, _, value = rng.choice(held)
+        names = ["I", *people] + [f"my {rel}" for rel in P.RELATIONS]
+    else:
+        return turn, None
+    look = T.lookalike(attr.name, value, rng.choice(names), rng)
+    if not own and turn.text in (*P.CHIT_CHAT, *P.GREETING, *P.TRAIN_SMALL_TALK):
+        text = look
+    elif own and rng.random() < 0.5:
+        text = f"{look} {turn.text}"
+    else:
+        text = f"{turn.text} {look}"
+    return replace(turn, text=text), look
+
+
 def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, seed: int,
                skips: Counter | None = None, twins: bool = False) -> list[dict]:
     """One write row per turn of `conv` (the assistant's turns at `cfg.assistant_turn_share`).
@@ -117,15 +178,23 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
     With `twins` (persona training rows only), a user turn that carries no fact also gives,
     at `cfg.no_fact_twin_share`, a twin row: the same memory, the turn reworded from the
     training-only banks (`persona_phrases.TRAIN_SMALL_TALK` / `TRAIN_REPEAT`), "nothing to
-    store". The twins draw from their own stream, so the other rows stay as they were."""
+    store". The twins draw from their own stream, so the other rows stay as they were.
+    With `twins` and `cfg.persona_contrast_share` > 0, that share of the user's turns carries
+    a look-alike of a fact (`contrast_turn`, its own stream too; `gold["contrast"]` holds it,
+    None where a row has none): the memory shown is the nearest to the turn as said."""
     from dataclasses import replace
 
     skips = skips if skips is not None else Counter()
     twin_rng = random.Random(f"twin:{getattr(cfg, 'seed', 0)}:{conv.sample_id}")
+    share = getattr(cfg, "persona_contrast_share", 0.0) if twins else 0.0
+    contrast_rng = random.Random(f"persona-contrast:{getattr(cfg, 'seed', 0)}:{conv.sample_id}")
     by_turn, known, rows = _fact_turns(conv), [], []
     user = conv.speakers[0]
     for i, turn in enumerate(conv.turns()):
         facts = by_turn.get(turn.dia_id, [])
+        look = None
+        if share > 0 and turn.speaker == user and contrast_rng.random() < share:
+            turn, look = contrast_turn(turn, facts, known, user, contrast_rng)
         obs = turn_text(turn, dated=True)
         own = [o.replaces for o in facts if o.replaces in known]
         pool = [f for f in known if f not in own]
@@ -155,6 +224,8 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
         gold = {"ops": ops, "op": ops[0]["op"] if ops else "none", "observation": obs,
                 "kind": "fact" if ops else "no_fact", "memory_shown": memory, "source": source,
                 "conversation": conv.sample_id, "turn": i}
+        if share > 0:
+            gold["contrast"] = look
         completion = format_actions(actions) if actions else NOTHING_TO_STORE
         rows.append(_row("write", surface.write_prompt(obs, memory, rng), completion, gold, seed))
         if twins and not ops and turn.speaker == user \
@@ -162,7 +233,8 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
             text, kind = _twin_text(turn.text, twin_rng)
             twin_obs = turn_text(replace(turn, text=text), dated=True)
             rows.append(_row("write", surface.write_prompt(twin_obs, memory, twin_rng),
-                             NOTHING_TO_STORE, {**gold, "observation": twin_obs, "twin": kind},
+                             NOTHING_TO_STORE, {**gold, "observation": twin_obs, "twin": kind,
+                                                **({"contrast": None} if share > 0 else {})},
                              seed))
     return rows
 

@@ -23,6 +23,7 @@ REFRAME_UPDATE_SHARE = 0.0  # rule changes re-framed as first sights: update rea
 WRITER_FRAME_SHARE = 0.0  # write rows in frames only training text uses (0.5: not adopted)
 PERSONA_CUE_PHRASES = False  # training personas say 'instead' for every change (with frames 0.5: not adopted)
 WRITER_CONTRAST_SHARE = 0.0  # a look-alike of a rule beside announcements, for distractors (not judged yet)
+PERSONA_CONTRAST_SHARE = 0.0  # a look-alike of a person's fact beside it, for small talk (not judged yet)
 N_EXAMPLES = 1  # example rows printed per task
 
 # %%
@@ -44,7 +45,8 @@ cfg = SynthConfig(seed=SEED, expand=EXPAND, expansion_llm=EXPANSION_LLM,
                   reframe_update_share=REFRAME_UPDATE_SHARE,
                   writer_frame_share=WRITER_FRAME_SHARE,
                   persona_cue_phrases=PERSONA_CUE_PHRASES,
-                  writer_contrast_share=WRITER_CONTRAST_SHARE, smoke=SMOKE).resolved()
+                  writer_contrast_share=WRITER_CONTRAST_SHARE,
+                  persona_contrast_share=PERSONA_CONTRAST_SHARE, smoke=SMOKE).resolved()
 print(json.dumps(cfg.split_seeds(), default=str)[:200], "...")
 
 # %% [markdown]
