@@ -352,7 +352,8 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     (`writer_frame`); `gold["writer_frame"]` says which. Last, a share
     (`cfg.writer_contrast_share`, drawn from `contrast_rng`, its own stream; None: never) of the
     announcements get a look-alike beside the rule and of the distractors one in their place
-    (`_contrast`), the gold unchanged; `gold["contrast"]` says which."""
+    (`_contrast`), the gold unchanged; `gold["contrast"]` says which (written only when the
+    share is above 0, so that off the rows are the bytes they were before the option)."""
     if not truth.engram_ops:
         return None, "no_engram_truth"
     op, text, key = truth.engram_ops[0]
@@ -404,8 +405,9 @@ def write_row(obs: Observation, truth: StepTruth, known: Known, rng: random.Rand
     gold = {"ops": ops, "op": op, "key": key, "kind": truth.kind, "observation": obs_text,
             "entities": entities, "turn": obs.turn, "memory_shown": memory,
             "imperfect": imperfect, "reframed": reframed, "writer_frame": writer_framed,
-            "contrast": contrasted,
             "memory_edit": {"remove": perfect_own, "add": own} if imperfect else None}
+    if cfg.writer_contrast_share > 0:  # off, the rows stay the bytes they were before the option
+        gold["contrast"] = contrasted
     return _row("write", surface.write_prompt(obs_text, memory, rng), completion, gold, seed), None
 
 
