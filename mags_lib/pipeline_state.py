@@ -14,8 +14,9 @@ fingerprint computed now and its outputs are still on disk. The fingerprint hash
   (`DEPENDS_ON`). Any re-run upstream thus re-runs everything downstream, and no multi-GB model
   is hashed: models are stood for by the run that wrote them. Where all a notebook reads of an
   upstream one is small files (`READS`: notebook 02 reads only the ask and answer datasets
-  of 01), their content stands for that upstream instead: re-synthesising the write rows
-  does not retrain the ask model on the same bytes. A notebook planned to run because its
+  of 01, notebook 03 its write and ask datasets), their content stands for that upstream
+  instead: re-synthesising the write rows does not retrain the ask model on the same bytes,
+  and a notebook 01 run that wrote the same write rows does not re-run notebook 03. A notebook planned to run because its
   upstream will run is checked again just before its turn, so it is skipped when the upstream
   re-ran but wrote the same files;
 * `data`: the content of small committed inputs it reads (`EXTERNAL`, e.g. `data/seed/`).
@@ -72,6 +73,7 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
 # for that upstream (instead of its run id). Files or folders under the project root.
 READS: dict[str, dict[str, tuple[str, ...]]] = {
     "02": {"01": ("data/synth/ask", "data/synth/answer")},
+    "03": {"01": ("data/synth/write", "data/synth/ask")},  # ask: only with TRAIN_MIXED
     "07": {"01": ("data/synth/ask",)},
     "11": {"01": ("data/synth/ask",)},
 }

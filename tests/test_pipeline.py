@@ -174,6 +174,21 @@ def test_parameters_on_the_command_line_are_checked():
                                     "WRITER_CONTRAST_SHARE", "PERSONA_CONTRAST_SHARE"} <= set(names)
 
 
+def test_the_training_notebooks_read_the_data_folders_of_their_roles():
+    """READS stands for notebook 01 by content only where that is all a notebook reads of it:
+    notebook 02 the ask and answer rows, notebook 03 the write rows (and the ask rows its
+    optional mixed model trains on), each a folder notebook 01 writes."""
+    from mags_lib.pipeline_state import READS
+    from mags_lib.train.roles import ROLE_TASKS
+
+    def tasks(*roles: str) -> set[str]:
+        return {f"data/synth/{t}" for r in roles for t in ROLE_TASKS[r]}
+
+    assert set(READS["02"]["01"]) == tasks("ask", "answer")
+    assert set(READS["03"]["01"]) == tasks("write", "mixed")
+    assert "02" not in READS["03"]  # 03's mixed model reads 02's table: by run id
+
+
 def test_a_markdown_edit_does_not_count(chain, fake):
     _run(fake, chain)
     path = chain.notebooks_dir / "03_c.ipynb"
