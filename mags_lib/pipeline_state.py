@@ -14,11 +14,12 @@ fingerprint computed now and its outputs are still on disk. The fingerprint hash
   (`DEPENDS_ON`). Any re-run upstream thus re-runs everything downstream, and no multi-GB model
   is hashed: models are stood for by the run that wrote them. Where all a notebook reads of an
   upstream one is small files (`READS`: notebook 02 reads only the ask and answer datasets
-  of 01, notebook 03 its write and ask datasets), their content stands for that upstream
-  instead: re-synthesising the write rows does not retrain the ask model on the same bytes,
-  and a notebook 01 run that wrote the same write rows does not re-run notebook 03. A notebook planned to run because its
-  upstream will run is checked again just before its turn, so it is skipped when the upstream
-  re-ran but wrote the same files;
+  of 01, notebook 03 its write and ask datasets, notebook 04 the held-out prompts of all
+  three), their content stands for that upstream instead: re-synthesising the write rows
+  does not retrain the ask model on the same bytes, and a notebook 01 run that wrote the
+  same rows re-runs neither notebook 03 nor what plays its models. A notebook planned to run
+  because its upstream will run is checked again just before its turn, so it is skipped
+  when the upstream re-ran but wrote the same files;
 * `data`: the content of small committed inputs it reads (`EXTERNAL`, e.g. `data/seed/`).
 
 Not counted (use `FORCE=1 make reproduce`): installed package versions, the embedded base
@@ -74,6 +75,7 @@ DEPENDS_ON: dict[str, tuple[str, ...]] = {
 READS: dict[str, dict[str, tuple[str, ...]]] = {
     "02": {"01": ("data/synth/ask", "data/synth/answer")},
     "03": {"01": ("data/synth/write", "data/synth/ask")},  # ask: only with TRAIN_MIXED
+    "04": {"01": ("data/synth/ask", "data/synth/write", "data/synth/answer")},  # prompts
     "07": {"01": ("data/synth/ask",)},
     "11": {"01": ("data/synth/ask",)},
 }

@@ -177,7 +177,8 @@ def test_parameters_on_the_command_line_are_checked():
 def test_the_training_notebooks_read_the_data_folders_of_their_roles():
     """READS stands for notebook 01 by content only where that is all a notebook reads of it:
     notebook 02 the ask and answer rows, notebook 03 the write rows (and the ask rows its
-    optional mixed model trains on), each a folder notebook 01 writes."""
+    optional mixed model trains on), notebook 04 the held-out prompts of the three, each a
+    folder notebook 01 writes."""
     from mags_lib.pipeline_state import READS
     from mags_lib.train.roles import ROLE_TASKS
 
@@ -186,6 +187,7 @@ def test_the_training_notebooks_read_the_data_folders_of_their_roles():
 
     assert set(READS["02"]["01"]) == tasks("ask", "answer")
     assert set(READS["03"]["01"]) == tasks("write", "mixed")
+    assert set(READS["04"]["01"]) == tasks("ask", "write", "answer")  # its held-out prompts
     assert "02" not in READS["03"]  # 03's mixed model reads 02's table: by run id
 
 
