@@ -28,15 +28,15 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 from pathlib import Path
 
 from mags_lib.errors import MagsError
 from mags_lib.paths import NOTEBOOKS_DIR
 from mags_lib.pipeline_state import (
+    CodeIndex,
     PipelineConfig,
     closure,
     code_digest,
@@ -44,6 +44,7 @@ from mags_lib.pipeline_state import (
     dependencies,
     digest,
     expected_seconds,
+    legacy_inputs,
     load_record,
     missing_outputs,
     notebook_inputs,
@@ -132,6 +133,20 @@ def _upstream(nb: Path, stems: list[str], runs: dict, cfg: PipelineConfig,
             for s in deps}
 
 
+def _legacy(nb: Path, injected: dict, upstream: dict, index: CodeIndex,
+            cfg: PipelineConfig, runs: dict, stems: list[str],
+            pending: Collection[str] = ()) -> Callable[[], list[dict]]:
+    """The notebook's inputs as older records hold them (`legacy_inputs`), computed on demand;
+    an upstream that is about to run stays "pending", so no record of it can hold."""
+    def inputs() -> list[dict]:
+        ids = {s: "pending" if s in pending else run_id(runs.get(f"{s}.ipynb"))
+               for s in dependencies(nb.stem, stems, cfg.depends_on)}
+        return legacy_inputs(notebook_inputs(nb, injected, upstream, index, cfg),
+                             notebook_inputs(nb, injected, upstream, index, cfg, shape=False),
+                             ids)
+    return inputs
+
+
 def plan(smoke: bool, only: list[str] | None = None, force: bool = False,
          cfg: PipelineConfig = DEFAULT, params: Params | None = None) -> list[Planned]:
     """The selected notebooks in order, each with the reason it must run or None. A notebook
@@ -148,7 +163,7 @@ def plan(smoke: bool, only: list[str] | None = None, force: bool = False,
         inputs = notebook_inputs(nb, injected, upstream, index, cfg)
         reason = "forced" if force else stale_reason(
             entry, inputs, missing_outputs(nb, cfg),
-            partial(notebook_inputs, nb, injected, upstream, index, cfg, shape=False))
+            _legacy(nb, injected, upstream, index, cfg, runs, stems, pending))
         if reason:
             pending.add(nb.stem)
         planned.append(Planned(nb, reason, entry, expected_seconds(entry, smoke)))
@@ -196,12 +211,12 @@ def _still_current(p: Planned, smoke: bool, cfg: PipelineConfig,
     if p.entry is None:
         return False
     every, runs = notebooks(cfg.notebooks_dir), load_record(cfg.record_path)["runs"]
-    upstream, index = _upstream(p.nb, [q.stem for q in every], runs, cfg), code_index(cfg.package_dir)
+    stems = [q.stem for q in every]
+    upstream, index = _upstream(p.nb, stems, runs, cfg), code_index(cfg.package_dir)
     injected = notebook_params(p.nb, smoke, params)
     inputs = notebook_inputs(p.nb, injected, upstream, index, cfg)
-    return stale_reason(runs.get(p.nb.name), inputs, missing_outputs(p.nb, cfg), lambda:
-                        notebook_inputs(p.nb, injected, upstream, index, cfg,
-                                        shape=False)) is None
+    return stale_reason(runs.get(p.nb.name), inputs, missing_outputs(p.nb, cfg),
+                        _legacy(p.nb, injected, upstream, index, cfg, runs, stems)) is None
 
 
 def _run_one(p: Planned, smoke: bool, cfg: PipelineConfig, params: Params | None = None) -> dict:

@@ -267,6 +267,17 @@ def upstream_key(stem: str, dep: str, entry: dict | None, cfg: PipelineConfig) -
     return "content:" + content_digest(paths, cfg.root)
 
 
+def legacy_inputs(inputs: dict, bytes_inputs: dict, run_ids: Mapping[str, str | None]
+                  ) -> list[dict]:
+    """`inputs` as records written by earlier versions of this module hold them: the code by
+    its bytes (`bytes_inputs`, before 2026-12-02), and either form with every upstream by its
+    run id (`run_ids`, before `READS` named the files a notebook reads). A record matching one
+    of them still holds: when the upstream's run id is the one recorded, nothing upstream
+    re-ran, whatever it wrote."""
+    by_id = {**inputs, "upstream": dict(run_ids)}
+    return [bytes_inputs, by_id, {**bytes_inputs, "upstream": dict(run_ids)}]
+
+
 def run_id(entry: dict | None) -> str | None:
     """What a downstream notebook records of an upstream one: the id of its last run if that
     succeeded. Every run gets a new id, so a forced re-run upstream counts as a change too."""
@@ -299,20 +310,22 @@ _WHY = {"notebook": "the notebook changed", "code": "mags_lib code it imports ch
 
 
 def stale_reason(entry: dict | None, inputs: dict, missing: Sequence[str] = (),
-                 legacy: Callable[[], dict] | None = None) -> str | None:
+                 legacy: Callable[[], dict | list[dict]] | None = None) -> str | None:
     """Why the notebook (or step) must run, or None when its last run still holds. `legacy`:
-    gives the same inputs with the code hashed by its bytes, which a record written before code
-    counted by its syntax tree holds (such a record still holds if that matches; called only
-    when the inputs do not match)."""
+    gives the same inputs as older records hold them (one dict or several): the code hashed by
+    its bytes, as before code counted by its syntax tree, or the upstream by run id, as before
+    `READS` covered it; such a record still holds if one matches (called only when the inputs
+    do not match)."""
     if entry is None:
         return "never run"
     if not entry.get("ok"):
         return f"last run failed ({entry.get('error', 'no reason recorded')})"
     if "fingerprint" not in entry:
         return "no fingerprint recorded (an older record)"
-    if (entry["fingerprint"] != digest(inputs) and legacy is not None
-            and entry["fingerprint"] == digest(legacy())):
-        return ("outputs missing: " + ", ".join(missing)) if missing else None
+    if entry["fingerprint"] != digest(inputs) and legacy is not None:
+        olds = legacy()
+        if entry["fingerprint"] in {digest(x) for x in ([olds] if isinstance(olds, dict) else olds)}:
+            return ("outputs missing: " + ", ".join(missing)) if missing else None
     if entry["fingerprint"] != digest(inputs):
         old = entry.get("inputs", {})
         changed = [k for k in inputs if old.get(k) != inputs[k]] or ["inputs"]

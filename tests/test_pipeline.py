@@ -174,6 +174,32 @@ def test_parameters_on_the_command_line_are_checked():
                                     "WRITER_CONTRAST_SHARE", "PERSONA_CONTRAST_SHARE"} <= set(names)
 
 
+def test_a_record_from_before_a_notebook_read_files_holds_until_its_upstream_reruns(
+        chain, fake, capsys):
+    """A notebook recorded with its upstream by run id (before `READS` named what it reads)
+    is not re-run when READS starts to cover it: the upstream's run id is the recorded one, so
+    nothing upstream re-ran. Once the upstream re-runs, the notebook runs once (the old record
+    does not say what it read), and from then on the files decide; an upstream that is about
+    to run is never taken for the recorded one."""
+    data = chain.root / "data" / "a"
+    data.mkdir(parents=True)
+    (data / "rows.jsonl").write_text("1\n")
+    assert _run(fake, chain) == ["01", "02", "03"]  # reads={}: 02 records 01's run id
+    cfg = replace(chain, reads={"02": {"01": ("data/a",)}})
+    assert _run(fake, cfg) == []
+    assert capsys.readouterr().out.count("up to date since") == 3
+    # once 01 re-runs, the old record cannot tell what 02 read: 02 runs, and records the bytes
+    _notebook(cfg.notebooks_dir / "01_a.ipynb", "from mags_lib.used import f\nx = 2")
+    assert _run(fake, cfg) == ["01", "02", "03"]
+    _notebook(cfg.notebooks_dir / "01_a.ipynb", "from mags_lib.used import f\nx = 3")
+    assert _run(fake, cfg) == ["01"]  # 01 wrote the same rows: 02 and 03 skipped at their turn
+    (data / "rows.jsonl").write_text("2\n")
+    assert _run(fake, cfg) == ["02", "03"]
+    # with the old form only (no READS), a pending upstream still re-runs its dependants
+    _notebook(cfg.notebooks_dir / "01_a.ipynb", "from mags_lib.used import f\nx = 4")
+    assert _run(fake, chain) == ["01", "02", "03"]
+
+
 def test_the_training_notebooks_read_the_data_folders_of_their_roles():
     """READS stands for notebook 01 by content only where that is all a notebook reads of it:
     notebook 02 the ask and answer rows, notebook 03 the write rows (and the ask rows its
