@@ -273,21 +273,11 @@ class SynthConfig:
             raise MagsError("SynthConfig: n_items, answer_prompt_formats, expansion_modes and "
                             "surfaces "
                             "must not be empty", "give at least one value each")
-        if not 0.0 <= self.writer_frame_share <= 1.0:
-            raise MagsError(f"SynthConfig: writer_frame_share = {self.writer_frame_share}",
-                            "writer_frame_share is a share in [0, 1]")
-        if not 0.0 <= self.writer_contrast_share <= 1.0:
-            raise MagsError(f"SynthConfig: writer_contrast_share = {self.writer_contrast_share}",
-                            "writer_contrast_share is a share in [0, 1]")
-        if not 0.0 <= self.persona_contrast_share <= 1.0:
-            raise MagsError(f"SynthConfig: persona_contrast_share = {self.persona_contrast_share}",
-                            "persona_contrast_share is a share in [0, 1]")
-        if not 0.0 <= self.reframe_update_share <= 1.0:
-            raise MagsError(f"SynthConfig: reframe_update_share = {self.reframe_update_share}",
-                            "reframe_update_share is a share in [0, 1]")
-        if not 0.0 <= self.imperfect_memory_share <= 1.0:
-            raise MagsError(f"SynthConfig: imperfect_memory_share = {self.imperfect_memory_share}",
-                            "imperfect_memory_share is a share in [0, 1]")
+        for name in ("writer_frame_share", "writer_contrast_share", "persona_contrast_share",
+                     "reframe_update_share", "imperfect_memory_share"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise MagsError(f"SynthConfig: {name} = {getattr(self, name)}",
+                                f"{name} is a share in [0, 1]")
         if not 0.0 <= self.write_context_nearest <= 1.0 or self.write_context < 0:
             raise MagsError(f"SynthConfig: write_context_nearest = {self.write_context_nearest}, "
                             f"write_context = {self.write_context}",
