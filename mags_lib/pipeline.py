@@ -293,7 +293,7 @@ def run_step(name: str, command: list[str], after: list[str] | None = None, smok
     outs = [command[i + 1] for i, a in enumerate(command[:-1]) if a == "--out"]
     missing = [o for o in outs if not Path(o).exists()]
     reason = "forced" if force else stale_reason(
-        entry, inputs, missing, lambda: step_inputs(command, after or [], smoke, cfg, shape=False))
+        entry, inputs, missing, lambda: [step_inputs(command, after or [], smoke, cfg, shape=False)])
     if not reason:
         print(f"[pipeline] step {name}: up to date since {entry.get('finished')}", file=sys.stderr)
         return 0

@@ -310,9 +310,9 @@ _WHY = {"notebook": "the notebook changed", "code": "mags_lib code it imports ch
 
 
 def stale_reason(entry: dict | None, inputs: dict, missing: Sequence[str] = (),
-                 legacy: Callable[[], dict | list[dict]] | None = None) -> str | None:
+                 legacy: Callable[[], list[dict]] | None = None) -> str | None:
     """Why the notebook (or step) must run, or None when its last run still holds. `legacy`:
-    gives the same inputs as older records hold them (one dict or several): the code hashed by
+    gives the same inputs in each form older records hold them: the code hashed by
     its bytes, as before code counted by its syntax tree, or the upstream by run id, as before
     `READS` covered it; such a record still holds if one matches (called only when the inputs
     do not match)."""
@@ -322,10 +322,9 @@ def stale_reason(entry: dict | None, inputs: dict, missing: Sequence[str] = (),
         return f"last run failed ({entry.get('error', 'no reason recorded')})"
     if "fingerprint" not in entry:
         return "no fingerprint recorded (an older record)"
-    if entry["fingerprint"] != digest(inputs) and legacy is not None:
-        olds = legacy()
-        if entry["fingerprint"] in {digest(x) for x in ([olds] if isinstance(olds, dict) else olds)}:
-            return ("outputs missing: " + ", ".join(missing)) if missing else None
+    if (entry["fingerprint"] != digest(inputs) and legacy is not None
+            and entry["fingerprint"] in {digest(x) for x in legacy()}):
+        return ("outputs missing: " + ", ".join(missing)) if missing else None
     if entry["fingerprint"] != digest(inputs):
         old = entry.get("inputs", {})
         changed = [k for k in inputs if old.get(k) != inputs[k]] or ["inputs"]

@@ -313,7 +313,6 @@ def test_persona_contrast_adds_a_lookalike_keeps_the_gold_and_leaves_val_and_off
     from dataclasses import replace
 
     from mags_lib.conversations import persona_train_phrases as T
-    from mags_lib.synth.conversation_rows import fact_value
 
     conv = make_persona(5, "train")
     on_cfg = replace(CFG, persona_contrast_share=1.0)
@@ -340,7 +339,7 @@ def test_persona_contrast_adds_a_lookalike_keeps_the_gold_and_leaves_val_and_off
         said = ga["observation"].split(": ", 1)[1]
         if ga["ops"]:
             seen["beside a fact"] += 1
-            subject = fact_value(ga["ops"][0]["text"])[1]
+            subject = P.fact_topic(ga["ops"][0]["text"])[1]
             who = look.split(" ")[0]
             assert who != subject and (who != "I" or subject != conv.speakers[0]), look
             assert said.replace(look, "").strip() == \

@@ -224,21 +224,33 @@ ATTRIBUTES: tuple[Attribute, ...] = (
 )
 
 
+def fact_value(fact: str) -> tuple[Attribute, str, str] | None:
+    """The attribute a gold fact states, whom it is about and the value, read off
+    `Attribute.fact` (None for a fact of no attribute, e.g. LoCoMo's).
+
+    >>> attr, who, value = fact_value("Ana is planning a trip to Peru.")
+    >>> attr.name, who, value
+    ('trip', 'Ana', 'Peru')
+    """
+    for attr in ATTRIBUTES:
+        head, _, rest = attr.fact.partition("{who}")
+        between, _, tail = rest.partition("{v}")
+        m = re.fullmatch(f"{re.escape(head)}(.+?){re.escape(between)}(.+){re.escape(tail)}",
+                         fact)
+        if m:
+            return attr, m.group(1), m.group(2)
+    return None
+
+
 def fact_topic(fact: str) -> tuple[Attribute, str] | None:
-    """The attribute a gold fact states and whom it is about, read off `Attribute.fact`
-    (None for a fact of no attribute, e.g. LoCoMo's).
+    """The attribute a gold fact states and whom it is about (`fact_value` without the value).
 
     >>> attr, who = fact_topic("Ana's yoga class is on Friday.")
     >>> attr.name, who
     ('class_day', 'Ana')
     """
-    for attr in ATTRIBUTES:
-        head, _, rest = attr.fact.partition("{who}")
-        between, _, tail = rest.partition("{v}")
-        m = re.fullmatch(f"{re.escape(head)}(.+?){re.escape(between)}.+{re.escape(tail)}", fact)
-        if m:
-            return attr, m.group(1)
-    return None
+    found = fact_value(fact)
+    return None if found is None else found[:2]
 
 
 FIRST = ("{s}.", "Oh, and {s}.", "Something about me: {s}.", "For context, {s}.")

@@ -110,25 +110,6 @@ def _twin_text(text: str, rng: random.Random) -> tuple[str, str] | None:
     return rng.choice(P.TRAIN_SMALL_TALK), "small_talk"
 
 
-def fact_value(fact: str) -> tuple[Any, str, str] | None:
-    """(attribute, whom, value) of a persona gold fact (None for a fact of no attribute).
-
-    >>> attr, who, value = fact_value("Ana is planning a trip to Peru.")
-    >>> attr.name, who, value
-    ('trip', 'Ana', 'Peru')
-    """
-    from mags_lib.conversations import persona_phrases as P
-
-    topic = P.fact_topic(fact)
-    if topic is None:
-        return None
-    attr, who = topic
-    head, _, tail = attr.fact.format(who=who, v="\0").partition("\0")
-    if not (fact.startswith(head) and fact.endswith(tail)):
-        return None
-    return attr, who, fact[len(head):len(fact) - len(tail)]
-
-
 def contrast_turn(turn: Any, facts: list[Any], known: list[str], user: str,
                   rng: random.Random) -> tuple[Any, str | None]:
     """`turn` with a look-alike of a fact (`persona_train_phrases.lookalike`) and the look-alike
@@ -143,12 +124,12 @@ def contrast_turn(turn: Any, facts: list[Any], known: list[str], user: str,
     from mags_lib.conversations import persona_phrases as P
     from mags_lib.conversations import persona_train_phrases as T
 
-    held = [v for v in map(fact_value, known) if v is not None]
+    held = [v for v in map(P.fact_value, known) if v is not None]
     people = sorted({who for _, who, _ in held} - {user})
-    own = [v for v in (fact_value(o.text) for o in facts) if v is not None]
+    own = [v for v in (P.fact_value(o.text) for o in facts) if v is not None]
     if own:
         attr, subject, value = own[0]
-        old = next((fact_value(o.replaces) for o in facts if o.replaces), None)
+        old = next((P.fact_value(o.replaces) for o in facts if o.replaces), None)
         others = [(a, v) for a, _, v in held if a.name != attr.name]
         if others and rng.random() < 0.5:
             attr, value = rng.choice(others)
