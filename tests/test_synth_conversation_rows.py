@@ -298,6 +298,8 @@ def test_persona_cue_phrases_change_the_training_rows_only():
     cued, _ = conversation_rows(replace(CFG, persona_cue_phrases=True))
     for task in base:
         assert cued[task]["val"] == base[task]["val"], task  # dev personas as written
+    for task in ("ask", "answer"):  # writer text: notebook 02's rows stay as they were
+        assert cued[task]["train"] == base[task]["train"], task
     texts = [r["prompt"][-1]["content"] for r in cued["write"]["train"]]
     assert cued["write"]["train"] != base["write"]["train"]
     assert any(" instead" in t for t in texts)

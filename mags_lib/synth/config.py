@@ -115,8 +115,10 @@ class SynthConfig:
         "help": "training personas also say a change with 'instead' for every attribute and "
                 "more events of someone other than the speaker (PersonaConfig."
                 "train_cue_phrases; persona_train_phrases.CUE_CLAUSES / CUE_FRAMES), against "
-                "the change-frame writer's development errors of 2026-12-02 evening; written "
-                "2026-12-03, not judged yet (the rule it is to be judged by: journal)"})
+                "the change-frame writer's development errors of 2026-12-02 evening; write rows "
+                "only: the ask and answer rows stay the plain personas', so notebook 02's data "
+                "do not change; written 2026-12-03, not judged yet (the rule it is to be "
+                "judged by: journal)"})
     persona_contrast_share: float = field(default=0.0, metadata={
         "help": "persona training write rows: share of the user's turns given a look-alike of "
                 "a fact (persona_train_phrases.LOOKALIKES: a value of an attribute and a "

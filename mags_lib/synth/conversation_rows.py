@@ -490,10 +490,21 @@ def _persona(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[
     n = cfg.n_persona_train if split == "train" else cfg.n_persona_val
     if n <= 0:
         return {task: [] for task in CONVERSATION_TASKS}
-    cues = split == "train" and getattr(cfg, "persona_cue_phrases", False)
-    task = get_task("persona", train_cue_phrases=True) if cues else get_task("persona")
-    convs = task.episodes("train" if split == "train" else "dev", n)
-    return _rows_of(convs, "persona", cfg, skips, twins=split == "train")
+    name, twins = ("train" if split == "train" else "dev"), split == "train"
+    own = {task: Counter() for task in CONVERSATION_TASKS}
+    rows = _rows_of(get_task("persona").episodes(name, n), "persona", cfg, own, twins=twins)
+    if split == "train" and getattr(cfg, "persona_cue_phrases", False):
+        # The cue phrases are write-model text: the write rows come from the personas that say
+        # them, the ask and answer rows stay those of the plain personas, so that a writer
+        # recipe leaves notebook 02's data (and so its models) as they were.
+        cued = {task: Counter() for task in CONVERSATION_TASKS}
+        cue_task = get_task("persona", train_cue_phrases=True)
+        rows["write"] = _rows_of(cue_task.episodes(name, n), "persona", cfg, cued,
+                                 twins=twins)["write"]
+        own["write"] = cued["write"]
+    for task, counts in own.items():
+        skips[task].update(counts)
+    return rows
 
 
 def _locomo(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[dict]]:
