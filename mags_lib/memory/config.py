@@ -152,6 +152,12 @@ class RecallConfig:
         "help": "diversity of the returned hits: the k hits are chosen from the ranked ones by "
                 "MMR with this lambda (1 = the plain ranking; lower trades a hit's score for "
                 "its distance to the hits already chosen)"})
+    reranker: str = field(default="", metadata={
+        "help": "a learned second pass over the ranking (memory/rerank.py): a shipped "
+                "reranker's name ('dialogue') or a JSON path; '' = off"})
+    rerank_pool: int = field(default=50, metadata={
+        "help": "how many of the ranked nodes the reranker rescores (at least k); the rest "
+                "are dropped"})
     hebbian_rate: float = field(default=0.1, metadata={
         "help": "co-recalled anchors: w <- w + rate * (1 - w) (bounded, stays <= 1)"})
     hebbian_init: float = field(default=0.1, metadata={
@@ -358,7 +364,7 @@ _UNIT = ("merge_threshold", "min_edge_weight", "temporal_weight", "link_weight",
          "reward_rate", "prune_threshold", "solidify_threshold", "capacity_headroom",
          "consolidate_threshold", "redundancy_surprise")
 _POSITIVE_INT = ("attention_top_m", "update_judge_candidates", "max_sources", "write_chunk", "contradiction_candidates",
-                 "recall_overquery", "min_candidates", "feedback_hits", "n_anchors", "max_visited",
+                 "recall_overquery", "min_candidates", "feedback_hits", "n_anchors", "max_visited", "rerank_pool",
                  "connect_max_visited", "maintenance_every", "max_nodes", "working_capacity",
                  "working_ttl", "use_saturation", "metrics_window", "max_snapshots", "max_degree",
                  "hnsw_connectivity", "hnsw_expansion_add", "hnsw_expansion_search",
@@ -402,6 +408,8 @@ def check_config(cfg: MemoryConfig) -> None:
     for name in ("subject_check", "keep_history", "consolidate", "lexical_stem"):
         if not isinstance(flat[name], bool):
             raise ValueError(f"config {name} must be true or false, got {flat[name]!r}")
+    if not isinstance(flat["reranker"], str):
+        raise ValueError(f"config reranker must be a name or a path (str), got {flat['reranker']!r}")
     if not isinstance(flat["block_weights"], dict):
         raise ValueError("config block_weights must be a dict of block -> weight")
     for block, weight in flat["block_weights"].items():

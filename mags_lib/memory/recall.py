@@ -10,8 +10,10 @@
 3. traversal: best-first from all anchors at once (`traversal.spread`), node score =
    anchor score * product of (edge weight * cross-block factor) * block_weights[block];
 4. hits: every candidate (at its hybrid score) and every reached node, at its best score, top k
-   (ties by id; with `hit_mmr_lambda` < 1 the k are chosen by MMR among them, `diverse`, off by
-   default); invalid nodes only with `include_invalid=True` and flagged `valid=False`.
+   (ties by id; with `RecallConfig.reranker` the first `rerank_pool` rescored by a learned
+   reranker, `rerank.py`, off by default; with `hit_mmr_lambda` < 1 the k are chosen by MMR
+   among them, `diverse`, off by default); invalid nodes only with `include_invalid=True` and
+   flagged `valid=False`.
 
 A query without a letter or digit ("", "!!!") recalls nothing and changes nothing, unless a
 `query_embedding` is given (then the embedding is the query). An unknown `block` is an error.
@@ -34,6 +36,7 @@ from mags_lib.actions.types import BLOCKS
 from mags_lib.errors import MagsError
 from mags_lib.memory.anchors import hybrid_candidates, select_anchors
 from mags_lib.memory.dynamics import hebbian_update
+from mags_lib.memory.rerank import load_reranker, rerank
 from mags_lib.memory.traversal import components, spread, strongest_path
 from mags_lib.memory.types import MAX_ITEM_CHARS, ContextItem, Hit
 
@@ -83,7 +86,9 @@ def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any =
         mem.working.touch(q, cfg.recall.working_use_cosine)
     if len(mem) == 0:
         return []
-    n = max(cfg.recall.recall_overquery * k, cfg.recall.min_candidates)
+    reranker = load_reranker(cfg.recall.reranker) if cfg.recall.reranker else None
+    pool = max(cfg.recall.rerank_pool, k)
+    n = max(cfg.recall.recall_overquery * (pool if reranker else k), cfg.recall.min_candidates)
     cands = hybrid_candidates(mem, query, q, n, include_invalid=include_invalid)
     if cands and cfg.recall.feedback_weight > 0:
         q = feedback_query(mem, q, [c.node_id for c in cands[:cfg.recall.feedback_hits]],
@@ -113,6 +118,8 @@ def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any =
                      if (block is None or nodes[node]["block"] == block)
                      and (include_invalid or nodes[node]["valid_to"] is None)),
                     key=lambda t: (-t[0], t[1]))
+    if reranker is not None:
+        ranked = rerank(mem, query, q, ranked, reranker, pool)
     ranked = diverse(mem, ranked, k, cfg.recall.hit_mmr_lambda)
     hits = [make_hit(mem, node, score, path) for score, node, path in ranked]
     if learn:
