@@ -59,6 +59,8 @@ reproduce: setup ## Run the notebooks whose inputs changed (FORCE=1: all), the b
 	$(RESUME) --step bench-conversation --after 04 -- $(PY) -m mags_lib.bench conversation $(if $(filter True true 1,$(SMOKE)),--turns 20 --questions 4) --out results/bench/conversation.json >/dev/null
 	$(RESUME) --step bench-llm --after 04 -- $(PY) -m mags_lib.bench llm $(if $(filter True true 1,$(SMOKE)),--repeats 1) --out results/bench/llm.json >/dev/null
 	$(RESUME) --step chat-restart --after 04 -- $(PY) -m mags_lib.apps.chat_study --split test --n $(if $(filter True true 1,$(SMOKE)),1,3) --out results/chat/chat_restart_test.json >/dev/null
+	$(RESUME) --step recall-reranker -- $(PY) tools/train_recall_reranker.py results/recall_reranker $(if $(filter True true 1,$(SMOKE)),--smoke) >/dev/null
+	$(RESUME) --step recall-reranker-test -- $(PY) tools/train_recall_reranker.py results/recall_reranker --split test $(if $(filter True true 1,$(SMOKE)),--smoke) >/dev/null
 	$(PY) -m mags_lib.summary $(if $(filter True true 1,$(SMOKE)),,--out reports/RESULTS.md --readme README.md)
 
 models: setup ## Only the trained models: notebooks 01-04 (2 to 3 h on 2 cores; resumes like reproduce)

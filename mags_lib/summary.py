@@ -672,9 +672,11 @@ def transfer_headline(root: Path) -> str | None:
 
 
 CONV_MECHANISMS_LEAD = "Mechanisms on conversations"
+RERANKER_LEAD = "Recall's learned reranker"
+RERANKER_DIR = "recall_reranker"
 # The leads of the one-line headlines, in the README's order (`headline_lines`).
 HEADLINE_LEADS = (CONVERSATIONS_LEAD, TEST_LEAD, BANKS_LEAD, TRANSFER_LEAD,
-                  CONV_MECHANISMS_LEAD)
+                  CONV_MECHANISMS_LEAD, RERANKER_LEAD)
 CONV_MECHANISMS = "15_conversation_mechanisms"
 
 
@@ -902,11 +904,81 @@ def _chat_line(root: Path) -> str:
             f"{' (SMOKE models)' if report.get('smoke') else ''}.")
 
 
+def _reranker_runs(root: Path) -> tuple[dict, dict]:
+    """`tools/train_recall_reranker.py`'s dev.json and test.json ({} where absent)."""
+    folder = root / RERANKER_DIR
+    return _load(folder / "dev.json") or {}, _load(folder / "test.json") or {}
+
+
+def recall_reranker_section(root: Path) -> str:
+    """Recall's learned reranker on raw turns: held out by conversation on the development
+    splits, and the shipped one on the test splits (`make reproduce`'s recall-reranker steps)."""
+    dev, test = _reranker_runs(root)
+    if not dev.get("available") and not test.get("available"):
+        why = dev.get("why") or test.get("why")
+        return (f"_LoCoMo was not here: {why}_" if why else _missing(
+            "recall reranker results",
+            "python tools/train_recall_reranker.py results/recall_reranker (and --split test)"))
+    out = ["_SMOKE run_", ""] if dev.get("smoke") or test.get("smoke") else []
+    study = dev.get("study") or {}
+    if study:
+        rows = [[name, r["questions"], _f(r["current_recall@5"]), _f(r["reranked_recall@5"]),
+                 _f(r["current_recall@10"]), _f(r["reranked_recall@10"])]
+                for name, r in {**study["by_source"],
+                                "LoCoMo train, pooled": study["held_out_pooled"]}.items()]
+        out += ["Development splits, raw turns in the memory: each LoCoMo training conversation "
+                "judged by a reranker fitted on the other four and the training personas; the "
+                "development personas by the one fitted on all (`dev.json`; the fit is "
+                f"{'the same as' if dev.get('same_as_shipped') else 'not'} the shipped "
+                "`memory/rerankers/dialogue.json`):", "",
+                _table(["held out", "questions", "recall@5", "reranked", "recall@10",
+                        "reranked"], rows), ""]
+    if test.get("available"):
+        rows = []
+        for name in ("current", "reranked"):
+            for src, summary in (test.get(name) or {}).items():
+                a = summary.get("all") or {}
+                lo, hi = a.get("recall@10_ci95") or (None, None)
+                rows.append([name, src, a.get("n"), _f(a.get("recall@5")),
+                             f"{_f(a.get('recall@10'))} ({_f(lo, 2)}–{_f(hi, 2)})"])
+        out += ["Test splits, the shipped reranker, scored once its configuration was frozen "
+                "(`test.json`; 95% bootstrap over conversations):", "",
+                _table(["memory", "source", "questions", "recall@5", "recall@10 (95% CI)"],
+                       rows)]
+    return "\n".join(out).rstrip()
+
+
+def reranker_headline(root: Path) -> str | None:
+    """The README's line: raw-turn evidence recall@10 with and without the reranker."""
+    dev, test = _reranker_runs(root)
+    parts = []
+    pooled = (dev.get("study") or {}).get("held_out_pooled") or {}
+    if pooled:
+        persona = ((dev.get("study") or {}).get("by_source") or {}).get("persona dev") or {}
+        parts.append(f"LoCoMo train, held out by conversation {_f(pooled['current_recall@10'])}"
+                     f" -> {_f(pooled['reranked_recall@10'])}, development personas "
+                     f"{_f(persona.get('current_recall@10'))} -> "
+                     f"{_f(persona.get('reranked_recall@10'))}")
+    for src in ("LoCoMo test", "persona test"):
+        cur = (((test.get("current") or {}).get(src) or {}).get("all") or {})
+        new = (((test.get("reranked") or {}).get(src) or {}).get("all") or {})
+        if cur and new:
+            lo, hi = new.get("recall@10_ci95") or (None, None)
+            parts.append(f"{src} {_f(cur.get('recall@10'))} -> {_f(new.get('recall@10'))} "
+                         f"[{_f(lo, 2)}, {_f(hi, 2)}]")
+    if not parts:
+        return None
+    smoke = ", SMOKE run" if dev.get("smoke") or test.get("smoke") else ""
+    return (f"{RERANKER_LEAD} (raw turns in the memory, no LLM; `RecallConfig.reranker`, an "
+            f"option not yet in the agents' memory; evidence recall@10 without -> with it"
+            f"{smoke}): " + "; ".join(parts) + ".")
+
+
 def headline_lines(root: Path) -> list[tuple[str, str | None]]:
     """(lead, line or None) of the README block's one-line headlines after the tables, in
     order: `readme_headline` writes them, `update_readme` replaces them in a kept block."""
     makers = (conversations_headline, test_headline, banks_headline, transfer_headline,
-              conversation_mechanisms_headline)
+              conversation_mechanisms_headline, reranker_headline)
     return [(lead, make(root)) for lead, make in zip(HEADLINE_LEADS, makers, strict=True)]
 
 
@@ -1048,6 +1120,7 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             (BANKS_TITLE, banks_section),
             ("Transfer matrix (14)", transfer_section),
             ("Mechanisms on conversations (15)", conversation_mechanisms_section),
+            ("Recall's learned reranker", recall_reranker_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section),
             ("Conversation benchmark", conversation_bench_section),
             ("LLM benchmark", llm_bench_section))

@@ -783,3 +783,32 @@ def test_a_kept_bank_has_one_parenthesis_in_its_head_and_a_doubled_one_is_mended
     assert "; c (kept from the previous block): `bare` 0.8 / 0.7." in merged
     assert merged.count(") (") == 0 and merged.startswith(line.rstrip("."))
     assert merge_bank_lines(line, merged) == merged  # kept once, unchanged on the next run
+
+
+def test_the_recall_reranker_reaches_the_report_and_the_readme_line(tmp_path):
+    from mags_lib.summary import recall_reranker_section, reranker_headline
+
+    assert reranker_headline(tmp_path) is None
+    assert "not found" in recall_reranker_section(tmp_path)
+    folder = tmp_path / "recall_reranker"
+    folder.mkdir()
+    row = {"questions": 10, "current_recall@5": 0.5, "reranked_recall@5": 0.6,
+           "current_recall@10": 0.6, "reranked_recall@10": 0.7}
+    (folder / "dev.json").write_text(json.dumps({"available": True, "same_as_shipped": True,
+        "study": {"by_source": {"conv-26": row, "persona dev": {**row, "current_recall@10": 0.9,
+                                                                "reranked_recall@10": 0.95}},
+                  "held_out_pooled": row}}))
+    summary = {"all": {"n": 10, "recall@5": 0.5, "recall@10": 0.61, "recall@10_ci95": [0.55, 0.66]}}
+    (folder / "test.json").write_text(json.dumps({"available": True,
+        "current": {"LoCoMo test": summary},
+        "reranked": {"LoCoMo test": {"all": {**summary["all"], "recall@10": 0.72}}}}))
+    line = reranker_headline(tmp_path)
+    assert "held out by conversation 0.600 -> 0.700" in line and "0.900 -> 0.950" in line
+    assert "LoCoMo test 0.610 -> 0.720 [0.55, 0.66]" in line and "not yet in the agents" in line
+    section = recall_reranker_section(tmp_path)
+    assert "| conv-26 | 10 | 0.500 | 0.600 | 0.600 | 0.700 |" in section
+    assert "| reranked | LoCoMo test | 10 | 0.500 | 0.720 (0.55–0.66) |" in section
+    assert "is the same as the shipped" in section
+    (folder / "dev.json").write_text(json.dumps({"available": False, "why": "no LoCoMo file"}))
+    (folder / "test.json").unlink()
+    assert recall_reranker_section(tmp_path) == "_LoCoMo was not here: no LoCoMo file_"
