@@ -7,7 +7,8 @@
     mem.step(reward=1.0)                                 # after each turn
 
 This module holds the state and the bookkeeping of nodes and edges; the rules live next to it:
-`engram.py` (write), `contradiction.py`, `recall.py` / `anchors.py` / `traversal.py` (read),
+`engram.py` (write), `contradiction.py`, `recall.py` / `anchors.py` / `traversal.py` /
+`rerank.py` (read),
 `dynamics.py` + `maintenance.py` (step), `working.py`, `state.py` / `persistence.py` /
 `snapshots.py` (save, load, snapshot, diff), `metrics.py`. Those helpers use only the private
 members stated in `HELPER_INTERFACE` below.
