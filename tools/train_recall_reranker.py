@@ -87,7 +87,7 @@ def run() -> None:
 
 
 def train_dev(locomo, persona, embedder, args):
-    from mags_lib.train.recall_reranker import cross_fitted, evidence_groups, fit_reranker
+    from mags_lib.train.recall_reranker import cross_fitted, evidence_groups
 
     fit = {"hidden": args.hidden, "alpha": args.alpha, "seed": args.seed}
     by_conv = {c.sample_id: evidence_groups([c], embedder, args.pool)
@@ -96,14 +96,10 @@ def train_dev(locomo, persona, embedder, args):
                                      args.pool)
     dev_personas = evidence_groups(persona.episodes("dev", args.dev_personas), embedder,
                                    args.pool)
-    study = cross_fitted(by_conv, train_personas, {"persona dev": dev_personas},
-                         always_weight=args.persona_weight, **fit)
-    rows = [g for groups in by_conv.values() for g in groups] + train_personas
-    weights = [1.0] * (len(rows) - len(train_personas)) + [args.persona_weight] * len(
-        train_personas)
-    reranker = fit_reranker(rows, weights, meta={
-        "trained_on": {"locomo": list(by_conv), "persona train personas": args.train_personas,
-                       "persona_weight": args.persona_weight, "pool": args.pool}}, **fit)
+    meta = {"trained_on": {"locomo": list(by_conv), "persona train personas": args.train_personas,
+                           "persona_weight": args.persona_weight, "pool": args.pool}}
+    study, reranker = cross_fitted(by_conv, train_personas, {"persona dev": dev_personas},
+                                   always_weight=args.persona_weight, meta=meta, **fit)
     print("| held out | questions | recall@5 current | reranked | recall@10 current | reranked |")
     print("|---|---|---|---|---|---|")
     for name, r in {**study["by_source"], "LoCoMo train, pooled": study["held_out_pooled"]}.items():

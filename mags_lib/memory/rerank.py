@@ -150,7 +150,7 @@ def rerank_features(mem: LiquidMemory, query: str, query_vec: np.ndarray,
     before = {n: _neighbour(nodes, n, -1) for n in ids}
     before2 = {n: _neighbour(nodes, p, -1) if p is not None else None for n, p in before.items()}
     after = {n: _neighbour(nodes, n, +1) for n in ids}
-    need = sorted({n for n in ids} | {p for p in (*before.values(), *before2.values())
+    need = sorted(set(ids) | {p for p in (*before.values(), *before2.values())
                                       if p is not None})
     cosine = dict(zip(need, (mem._vectors(need) @ query_vec).tolist(), strict=True))
     rows = []

@@ -5,7 +5,7 @@ evidence: which of the first `pool` ranked turns does a question rest on?
               "persona": evidence_groups(persona_convs, embedder)}
     reranker = fit_reranker(groups["locomo"] + groups["persona"], weights=[1.0] * .. + [3.0] * ..)
     recall_at_k(groups["locomo"], reranker)          # share of evidence in the top 10
-    cross_fitted(locomo_by_conversation, persona_train, persona_dev, embedder)
+    study, final = cross_fitted(locomo_by_conversation, persona_train, {"dev": persona_dev})
 
 Every turn is written verbatim into a fresh `LiquidMemory` (`memory.DIALOGUE_MEMORY`, episodic,
 source = its turn id), as `evaluation.evidence_recall` does; a question's rows are the features
@@ -106,11 +106,12 @@ def recall_at_k(groups: Sequence[EvidenceGroup], reranker: Reranker | None = Non
 
 def cross_fitted(held_out: dict[str, list[EvidenceGroup]], always: list[EvidenceGroup],
                  judged: dict[str, list[EvidenceGroup]], *, always_weight: float = 3.0,
-                 ks: Sequence[int] = (5, 10), **fit: Any) -> dict[str, Any]:
+                 ks: Sequence[int] = (5, 10), **fit: Any) -> tuple[dict[str, Any], Reranker]:
     """Leave one conversation out: for each of `held_out` (name -> its questions), a reranker
     fitted on the others and `always` (rows weighted `always_weight`) judges it; `judged`
     (name -> questions never fitted on) is judged by the reranker fitted on all of `held_out`
-    and `always`. recall@k per question, before ('current') and after ('reranked')."""
+    and `always`, which is returned beside the study (the one to ship). recall@k per question,
+    before ('current') and after ('reranked')."""
     def fitted(names: list[str]) -> Reranker:
         train = [g for n in names for g in held_out[n]] + list(always)
         weights = [1.0] * (len(train) - len(always)) + [always_weight] * len(always)
@@ -133,7 +134,7 @@ def cross_fitted(held_out: dict[str, list[EvidenceGroup]], always: list[Evidence
                 key: float(np.mean(v)) if v else float("nan")
                 for key, v in r.items() if "recall@" in key} for n, r in rows.items()},
             "held_out_pooled": summary, "per_question": rows, "always_weight": always_weight,
-            "fit": fit}
+            "fit": {k: v for k, v in fit.items() if k != "meta"}}, model
 
 
 def _judge(groups: list[EvidenceGroup], model: Reranker, ks: Sequence[int]) -> dict[str, Any]:
