@@ -117,3 +117,21 @@ def test_prompted_baselines_write_with_the_base_model_not_the_trained_reader(mon
     assert prompted_role(["bare", "mem0"], "models/gguf/answer-grpo-q8_0.gguf", reader) == {
         "prompted": "embedded"}
     assert loaded == ["embedded"]
+
+
+def test_role_models_loads_only_the_roles_an_agent_reads(monkeypatch):
+    """`mags_verbatim` reads no write model, so a machine without one can still run it."""
+    from mags_lib.agents.registry import trained_roles
+    from mags_lib.evaluation import conversation_study as cs
+
+    def find(name):
+        return f"/m/{name}-q8_0.gguf" if name.startswith("ask") else None
+
+    monkeypatch.setattr("mags_lib.evaluation.answer_model.find_gguf", find)
+    monkeypatch.setattr("mags_lib.llm.load_llm", lambda cfg=None, **kw: ("llm", cfg.model))
+    needed = trained_roles("mags_verbatim")
+    roles, why = cs.role_models({"ask": "auto", "write": "auto"}, needed)
+    assert why is None and list(roles) == ["ask"] and roles["ask"][1].startswith("/m/ask")
+    roles, why = cs.role_models({"ask": "auto", "write": "auto"}, trained_roles("mags"))
+    assert roles == {} and "no trained write model" in why
+    assert trained_roles("static_rag") == () and trained_roles("mags_prompted") == ()

@@ -92,11 +92,6 @@ def main() -> None:
     except MagsError as exc:
         sys.exit(f"error: {exc}")
     print(f"reader: {reader_note}", file=sys.stderr)
-    roles, why = {}, None
-    if args.judge or any(a.startswith("mags") and a != "mags_prompted" for a in args.agents):
-        roles, why = role_models({"ask": args.ask_model, "write": args.write_model})
-        if why:
-            sys.exit(f"error: {why}")
 
     try:
         task = get_task(args.task)
@@ -126,6 +121,16 @@ def main() -> None:
         loop["turn_over_fact"] = args.turn_over_fact == "on"
     if args.retired_turns is not None:
         loop["retired_turns"] = args.retired_turns
+    from mags_lib.agents.registry import trained_roles
+
+    # only the trained models the agents read: `mags_verbatim` alone needs no write model
+    needed = ("ask", "write") if args.judge else tuple(sorted(
+        {r for a in args.agents for r in trained_roles(a, loop)}))
+    roles, why = {}, None
+    if needed:
+        roles, why = role_models({"ask": args.ask_model, "write": args.write_model}, needed)
+        if why:
+            sys.exit(f"error: {why}")
     from mags_lib.evaluation.conversation_qa import dialogue_memory
     from mags_lib.memory import MemoryConfig
 

@@ -169,6 +169,22 @@ def loop_settings(name: str, loop: dict[str, Any] | None = None) -> dict[str, An
     return out
 
 
+def trained_roles(name: str, loop: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """The trained models agent `name` reads with `loop`'s overrides: ('ask', 'write') for
+    `mags` and its variants, ('ask',) for a loop without a write model (`mags_verbatim`, or any
+    variant given LoopConfig.writer 'verbatim'), () for every other agent (baselines,
+    `mags_prompted`, the scripted upper bounds).
+
+    >>> trained_roles("mags"), trained_roles("mags_verbatim"), trained_roles("static_rag")
+    (('ask', 'write'), ('ask',), ())
+    >>> trained_roles("mags_episodic", {"writer": "verbatim"})
+    ('ask',)
+    """
+    if name not in TRAINED_LOOP_AGENTS:
+        return ()
+    return ("ask",) if loop_settings(name, loop).get("writer") == "verbatim" else ("ask", "write")
+
+
 def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) -> MagsLoopAgent:
     """`mags`: the trained ask / write models of `roles` (missing ones are an error);
     `mags_prompted`: the untrained model `roles["prompted"]` (else the decision LLM) in the
@@ -178,7 +194,7 @@ def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) ->
     if name == "mags_prompted":
         ask_llm = write_llm = roles.get("prompted") or llm
     else:
-        needed = ("ask",) if loop_overrides.get("writer") == "verbatim" else ("ask", "write")
+        needed = trained_roles(name, cfg.get("loop"))
         missing = [r for r in needed if roles.get(r) is None]
         if missing:
             raise MagsError(f"agent {name!r} needs its trained {' and '.join(missing)} model(s)",

@@ -93,14 +93,17 @@ class ConversationStudyConfig:
             memory=dict(self.memory), smoke=True)
 
 
-def role_models(models: dict[str, str]) -> tuple[dict[str, Any], str | None]:
-    """The loaded ask and write models of `mags` ({} and the reason when one is missing)."""
+def role_models(models: dict[str, str],
+                needed: tuple[str, ...] = ("ask", "write")) -> tuple[dict[str, Any], str | None]:
+    """The loaded trained models of `mags` named in `needed` (by default its ask and write
+    models; `agents.registry.trained_roles` says which an agent reads), each from `models`
+    ("auto": the latest of notebook 04's files), or ({}, the reason) when one is missing."""
     from mags_lib.checkpoints import final_model_name
     from mags_lib.evaluation.answer_model import find_gguf
     from mags_lib.llm import LLMConfig, load_llm
 
     roles = {}
-    for role in ("ask", "write"):
+    for role in needed:
         spec = models.get(role, "auto")
         path = find_gguf(final_model_name(role)) if spec == "auto" else spec
         if path is None:
