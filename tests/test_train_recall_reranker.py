@@ -64,9 +64,15 @@ def test_fitted_on_some_conversations_it_finds_the_replies_in_others(groups):
 
 def test_cross_fitted_judges_each_conversation_by_a_model_that_never_saw_it(groups):
     held = {n: groups[n] for n in ("c0", "c1", "c2")}
+    folds = {}
     study, final = cross_fitted(held, groups["c3"], {"other": groups["c4"]}, always_weight=2.0,
-                                ks=(1,), hidden=4)
+                                ks=(1,), hidden=4, on_fold=folds.__setitem__)
     assert final.meta["rows"] == sum(len(g.y) for n in ("c0", "c1", "c2", "c3") for g in groups[n])
+    # each held-out conversation's reranker was fitted on the other two and the always-rows only
+    assert set(folds) == {"c0", "c1", "c2"}
+    for name, model in folds.items():
+        assert model.meta["rows"] == sum(len(g.y) for n in ("c0", "c1", "c2", "c3")
+                                         if n != name for g in groups[n])
     assert set(study["by_source"]) == {"c0", "c1", "c2", "other"}
     pooled = study["held_out_pooled"]
     assert pooled["questions"] == sum(len(v) for v in held.values())

@@ -13,7 +13,10 @@ dev: LoCoMo's five training conversations (each judged by a reranker fitted on t
 and the training personas) and the development personas (judged by the reranker fitted on all
 five and the training personas); the final reranker is fitted on all of them and written to
 OUT/reranker.json (with --ship also to mags_lib/memory/rerankers/dialogue.json, which
-`RecallConfig.reranker="dialogue"` reads). test: raw-turn evidence recall of LoCoMo's five test
+`RecallConfig.reranker="dialogue"` reads), and each held-out conversation's own reranker to
+OUT/folds/without-<conversation>.json: LoCoMo's development conversation of notebook 12
+(conv-43) is one of the five the shipped reranker was fitted on, so a development check there
+reads `RecallConfig.reranker="OUT/folds/without-conv-43.json"` to stay out of sample. test: raw-turn evidence recall of LoCoMo's five test
 conversations and the test personas with the shipped reranker against the memory without it
 (`evaluation.evidence_recall`, intervals by bootstrap over conversations). Writes OUT/dev.json
 or OUT/test.json and prints a table.
@@ -98,8 +101,15 @@ def train_dev(locomo, persona, embedder, args):
                                    args.pool)
     meta = {"trained_on": {"locomo": list(by_conv), "persona train personas": args.train_personas,
                            "persona_weight": args.persona_weight, "pool": args.pool}}
+    folds = Path(args.out) / "folds"
+
+    def save_fold(name, model):  # the reranker that never saw conversation `name`
+        model.meta = {**model.meta, "held_out": name}
+        model.save(folds / f"without-{name}.json")
+
     study, reranker = cross_fitted(by_conv, train_personas, {"persona dev": dev_personas},
-                                   always_weight=args.persona_weight, meta=meta, **fit)
+                                   always_weight=args.persona_weight, meta=meta,
+                                   on_fold=save_fold, **fit)
     print("| held out | questions | recall@5 current | reranked | recall@10 current | reranked |")
     print("|---|---|---|---|---|---|")
     for name, r in {**study["by_source"], "LoCoMo train, pooled": study["held_out_pooled"]}.items():

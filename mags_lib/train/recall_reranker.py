@@ -106,12 +106,15 @@ def recall_at_k(groups: Sequence[EvidenceGroup], reranker: Reranker | None = Non
 
 def cross_fitted(held_out: dict[str, list[EvidenceGroup]], always: list[EvidenceGroup],
                  judged: dict[str, list[EvidenceGroup]], *, always_weight: float = 3.0,
-                 ks: Sequence[int] = (5, 10), **fit: Any) -> tuple[dict[str, Any], Reranker]:
+                 ks: Sequence[int] = (5, 10), on_fold: Any = None,
+                 **fit: Any) -> tuple[dict[str, Any], Reranker]:
     """Leave one conversation out: for each of `held_out` (name -> its questions), a reranker
     fitted on the others and `always` (rows weighted `always_weight`) judges it; `judged`
     (name -> questions never fitted on) is judged by the reranker fitted on all of `held_out`
     and `always`, which is returned beside the study (the one to ship). recall@k per question,
-    before ('current') and after ('reranked')."""
+    before ('current') and after ('reranked'). `on_fold(name, reranker)`, where given, receives
+    each held-out conversation's reranker (one that never saw it), so that a later check on that
+    conversation can read it out of sample."""
     def fitted(names: list[str]) -> Reranker:
         train = [g for n in names for g in held_out[n]] + list(always)
         weights = [1.0] * (len(train) - len(always)) + [always_weight] * len(always)
@@ -121,6 +124,8 @@ def cross_fitted(held_out: dict[str, list[EvidenceGroup]], always: list[Evidence
     for name in held_out:
         model = fitted([n for n in held_out if n != name])
         rows[name] = _judge(held_out[name], model, ks)
+        if on_fold is not None:
+            on_fold(name, model)
     model = fitted(list(held_out))
     for name, groups in judged.items():
         rows[name] = _judge(groups, model, ks)
