@@ -84,3 +84,19 @@ def test_one_class_rows_are_refused(groups):
              for g in groups["c0"]]  # evidence no hit holds
     with pytest.raises(ValueError, match="one class"):
         fit_reranker(empty)
+
+
+def test_dated_rows_read_the_turns_as_the_agents_store_them():
+    """`dated=True` writes each turn with its session's day first, as `Dialogue.stream` gives it
+    to the agents: the length feature grows by the prefix and the evidence is still found."""
+    emb, conv = HashingEmbedder(), _conversation(0)
+    plain = evidence_groups([conv], emb, pool=10)
+    dated = evidence_groups([conv], emb, pool=10, dated=True)
+    length = FEATURES.index("log_length")
+    prefix = len("[8 May 2023] ")
+    for p, d in zip(plain, dated, strict=True):
+        assert d.evidence == p.evidence and d.y.sum() == p.y.sum() == 1
+        got = {tuple(s): x for s, x in zip(d.sources, d.x[:, length], strict=True)}
+        for s, x in zip(p.sources, p.x[:, length], strict=True):
+            if tuple(s) in got:
+                assert np.expm1(got[tuple(s)]) == pytest.approx(np.expm1(x) + prefix)

@@ -54,6 +54,11 @@ def run() -> None:
     ap.add_argument("--hidden", type=int, default=16)
     ap.add_argument("--alpha", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--dated", action="store_true",
+                    help="dev: fit and judge on turns written as the agents read them, the "
+                         "session's day first ('[8 May 2023] Ana: ...'); the shipped reranker "
+                         "is fitted without (2026-12-06, second session: +0.010 in the loop, "
+                         "below the bar)")
     ap.add_argument("--smoke", action="store_true",
                     help="two LoCoMo training conversations and one test conversation, 3 / 2 / "
                          "2 personas: the same code on small sets (nothing is shipped)")
@@ -61,6 +66,9 @@ def run() -> None:
     if args.smoke:
         args.train_personas, args.dev_personas, args.test_personas = 3, 2, 2
         args.ship = False
+    if args.dated and (args.ship or args.split == "test"):
+        raise SystemExit("error: --dated is a development study: the shipped reranker and the "
+                         "test split's judgement are of undated turns; drop --dated")
     from mags_lib.evaluation.conversation_study import study_embedder
     from mags_lib.tasks.registry import get_task
 
@@ -93,14 +101,15 @@ def train_dev(locomo, persona, embedder, args):
     from mags_lib.train.recall_reranker import cross_fitted, evidence_groups
 
     fit = {"hidden": args.hidden, "alpha": args.alpha, "seed": args.seed}
-    by_conv = {c.sample_id: evidence_groups([c], embedder, args.pool)
+    by_conv = {c.sample_id: evidence_groups([c], embedder, args.pool, dated=args.dated)
                for c in locomo.episodes("train", 2 if args.smoke else None)}
     train_personas = evidence_groups(persona.episodes("train", args.train_personas), embedder,
-                                     args.pool)
+                                     args.pool, dated=args.dated)
     dev_personas = evidence_groups(persona.episodes("dev", args.dev_personas), embedder,
-                                   args.pool)
+                                   args.pool, dated=args.dated)
     meta = {"trained_on": {"locomo": list(by_conv), "persona train personas": args.train_personas,
-                           "persona_weight": args.persona_weight, "pool": args.pool}}
+                           "persona_weight": args.persona_weight, "pool": args.pool,
+                           **({"dated": True} if args.dated else {})}}
     folds = Path(args.out) / "folds"
 
     def save_fold(name, model):  # the reranker that never saw conversation `name`

@@ -43,8 +43,11 @@ class EvidenceGroup:
 
 
 def evidence_groups(conversations: Sequence[Any], embedder: Any, pool: int = 50,
-                    config: dict[str, Any] | None = None) -> list[EvidenceGroup]:
-    """One `EvidenceGroup` per question with evidence of every conversation."""
+                    config: dict[str, Any] | None = None,
+                    dated: bool = False) -> list[EvidenceGroup]:
+    """One `EvidenceGroup` per question with evidence of every conversation. `dated`: each turn
+    written as the agents read it, its session's day first ("[8 May 2023] Ana: ...",
+    `Dialogue.stream`), not as `evaluation.evidence_recall` writes it (no day)."""
     from mags_lib.conversations.types import turn_text
     from mags_lib.memory import DIALOGUE_MEMORY, LiquidMemory, MemoryConfig
     from mags_lib.memory.rerank import pool_features
@@ -53,7 +56,8 @@ def evidence_groups(conversations: Sequence[Any], embedder: Any, pool: int = 50,
     out = []
     for conv in conversations:
         mem = LiquidMemory(config=MemoryConfig.from_dict(settings), embedder=embedder)
-        mem.observe_many([{"text": turn_text(t), "source": t.dia_id, "block": "episodic"}
+        mem.observe_many([{"text": turn_text(t, dated=dated), "source": t.dia_id,
+                           "block": "episodic"}
                           for t in conv.turns()])
         for qa in conv.qa:
             if not qa.evidence:
