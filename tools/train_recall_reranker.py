@@ -16,9 +16,10 @@ OUT/reranker.json (with --ship also to mags_lib/memory/rerankers/dialogue.json, 
 `RecallConfig.reranker="dialogue"` reads), and each held-out conversation's own reranker to
 OUT/folds/without-<conversation>.json: LoCoMo's development conversation of notebook 12
 (conv-43) is one of the five the shipped reranker was fitted on, so a development check there
-reads `RecallConfig.reranker="OUT/folds/without-conv-43.json"` to stay out of sample. test: raw-turn evidence recall of LoCoMo's five test
-conversations and the test personas with the shipped reranker against the memory without it
-(`evaluation.evidence_recall`, intervals by bootstrap over conversations). Writes OUT/dev.json
+reads `RecallConfig.reranker="OUT/folds/without-conv-43.json"` to stay out of sample.
+test: raw-turn evidence recall of LoCoMo's five test conversations and the test personas with
+the shipped reranker against the memory without it (`evaluation.evidence_recall`, intervals by
+bootstrap over conversations). Writes OUT/dev.json
 or OUT/test.json and prints a table.
 """
 
@@ -113,7 +114,9 @@ def train_dev(locomo, persona, embedder, args):
     folds = Path(args.out) / "folds"
 
     def save_fold(name, model):  # the reranker that never saw conversation `name`
-        model.meta = {**model.meta, "held_out": name}
+        trained = {**model.meta["trained_on"],
+                   "locomo": [c for c in model.meta["trained_on"]["locomo"] if c != name]}
+        model.meta = {**model.meta, "trained_on": trained, "held_out": name}
         model.save(folds / f"without-{name}.json")
 
     study, reranker = cross_fitted(by_conv, train_personas, {"persona dev": dev_personas},
