@@ -6,7 +6,7 @@
 
 Two fingerprints count code by its shape rather than its bytes: a training stage's
 (`train.resume.training_code_digest`: a checkpoint of other code is not resumed) and a notebook's
-(`pipeline_state.code_digest`: a notebook re-runs when the code it imports changed). Both once
+(`code_graph.code_digest`: a notebook re-runs when the code it imports changed). Both once
 hashed bytes, and a help string reworded on 2026-12-02 retrained notebook 02 from its first step.
 """
 

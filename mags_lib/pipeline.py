@@ -33,14 +33,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from mags_lib.code_graph import CodeIndex, closure, code_digest, code_index
 from mags_lib.errors import MagsError
 from mags_lib.paths import NOTEBOOKS_DIR
 from mags_lib.pipeline_state import (
-    CodeIndex,
     PipelineConfig,
-    closure,
-    code_digest,
-    code_index,
     dependencies,
     digest,
     expected_seconds,

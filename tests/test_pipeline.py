@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 
 from mags_lib import pipeline
+from mags_lib.code_graph import code_index, mags_imports
 from mags_lib.pipeline_state import (
     DEPENDS_ON,
     PipelineConfig,
-    code_index,
     expected_seconds,
     load_record,
-    mags_imports,
     save_entry,
 )
 
@@ -308,7 +307,8 @@ def test_a_record_from_before_code_counted_by_its_syntax_tree_still_holds(chain,
     old record cannot tell, and the notebook runs (and is recorded the new way)."""
     import hashlib
 
-    from mags_lib.pipeline_state import code_digest, digest
+    from mags_lib.code_graph import code_digest
+    from mags_lib.pipeline_state import digest
 
     _run(fake, chain)
     record = json.loads(chain.record_path.read_text())

@@ -46,24 +46,55 @@ def test_the_fingerprint_follows_what_is_trained_not_how_the_run_is_carried_out(
 
 
 def test_an_edit_of_the_training_code_changes_the_fingerprint(tmp_path):
-    from mags_lib.train.resume import TRAINING_CODE, training_code_digest
+    from mags_lib.train.resume import training_code_digest
 
-    for sub in TRAINING_CODE:
-        (tmp_path / sub).mkdir()
-        (tmp_path / sub / "a.py").write_text("x = 1\n")
-    (tmp_path / "memory").mkdir()
-    before = training_code_digest(tmp_path)
-    (tmp_path / "memory" / "b.py").write_text("y = 2\n")  # not training code
-    assert training_code_digest(tmp_path) == before
-    (tmp_path / "train" / "a.py").write_text('"""What x is."""\n\nx = (1)  # a comment\n')
-    assert training_code_digest(tmp_path) == before  # layout, comments, docstrings
-    (tmp_path / "actions" / "a.py").write_text('x = 1\nf = dict(metadata={"help": "a"})\n')
-    after_f = training_code_digest(tmp_path)
-    assert after_f != before
-    (tmp_path / "actions" / "a.py").write_text('x = 1\nf = dict(metadata={"help": "b c"})\n')
-    assert training_code_digest(tmp_path) == after_f  # a help string
-    (tmp_path / "objectives" / "a.py").write_text("x = 2\n")
-    assert training_code_digest(tmp_path) != after_f
+    pkg = tmp_path / "mags_lib"
+    files = {
+        "__init__.py": "",
+        "train/__init__.py": "",
+        "train/sft.py": "from mags_lib.objectives.rows import make\nfrom mags_lib.memory import m\n",
+        "train/grpo.py": "def f():\n    from mags_lib.actions import parse\n",
+        "train/study.py": "from mags_lib.train.sft import x\n",  # beside the trainers
+        "objectives/__init__.py": "", "objectives/rows.py": "x = 1\n",
+        "objectives/unused.py": "x = 1\n",
+        "actions/__init__.py": "", "actions/parse.py": "x = 1\n",
+        "actions/grammars/write.gbnf": "root ::= \"a\"\n",
+        "memory/__init__.py": "", "memory/m.py": "y = 1\n",
+    }
+    for name, text in files.items():
+        (pkg / name).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / name).write_text(text)
+    before = training_code_digest(pkg)
+    (pkg / "memory" / "m.py").write_text("y = 2\n")  # loaded, but not training code
+    (pkg / "train" / "study.py").write_text("y = 2\n")  # training's folder, not loaded by it
+    (pkg / "objectives" / "unused.py").write_text("y = 2\n")
+    (pkg / "train" / "new_study.py").write_text("z = 3\n")
+    assert training_code_digest(pkg) == before
+    (pkg / "objectives" / "rows.py").write_text('"""What x is."""\n\nx = (1)  # a comment\n')
+    assert training_code_digest(pkg) == before  # layout, comments, docstrings
+    (pkg / "actions" / "parse.py").write_text('x = 1\nf = dict(metadata={"help": "a"})\n')
+    after_f = training_code_digest(pkg)
+    assert after_f != before  # imported inside a function: still loaded
+    (pkg / "actions" / "parse.py").write_text('x = 1\nf = dict(metadata={"help": "b c"})\n')
+    assert training_code_digest(pkg) == after_f  # a help string
+    (pkg / "objectives" / "rows.py").write_text("x = 2\n")
+    after_rows = training_code_digest(pkg)
+    assert after_rows != after_f
+    (pkg / "actions" / "grammars" / "write.gbnf").write_text('root ::= "b"\n')
+    assert training_code_digest(pkg) != after_rows  # a grammar the parsers' package holds
+
+
+def test_the_shipped_trainers_do_not_load_the_studies_beside_them():
+    """The real package: the reranker's and the transfer study's modules live in `train/` but
+    are not training code, so editing them keeps a write model's checkpoints."""
+    from mags_lib.code_graph import closure, code_index
+    from mags_lib.train.resume import TRAINERS
+
+    loaded = closure(set(TRAINERS), code_index().imports)
+    assert {"mags_lib.train.sft_loss", "mags_lib.objectives.rewards",
+            "mags_lib.actions.parser"} <= loaded
+    assert not {"mags_lib.train.recall_reranker", "mags_lib.train.transfer",
+                "mags_lib.train.edge_scorer"} & loaded
 
 
 def test_the_same_run_resumes_from_its_newest_complete_checkpoint(tmp_path):

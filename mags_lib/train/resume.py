@@ -14,8 +14,9 @@ and a stage that finished (its manifest holds the same fingerprint, its model is
 loaded instead of trained again (`finished_run`), so a run killed in GRPO keeps its SFT model.
 
 A checkpoint is used only by the run that wrote it: `trainer/run.json` holds the fingerprint of
-the stage config, the training rows, the training code (`train/`, `objectives/`, `actions/`) and,
-for GRPO, the model it starts from; a run whose fingerprint differs removes the checkpoints and
+the stage config, the training rows, the training code (the modules of `train/`, `objectives/`
+and `actions/` that the trainers load, with those packages' grammars) and, for GRPO, the model
+it starts from; a run whose fingerprint differs removes the checkpoints and
 starts over, saying why. Settings that do not change what is trained (`resume`, `save_steps`,
 `torch_threads`, `logging_steps`, the judging sizes) are left out of the fingerprint, so a run
 can be resumed with fewer threads. A checkpoint
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from mags_lib.atomic import write_text
+from mags_lib.code_graph import closure, code_digest, code_index
 from mags_lib.code_shape import code_shape
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,8 @@ NOT_TRAINED: frozenset[str] = frozenset({
     "resume", "save_steps", "torch_threads", "logging_steps", "eval_max_tokens",
     "max_eval_rows", "eval_generate", "log_completions"})
 TRAINING_CODE: tuple[str, ...] = ("train", "objectives", "actions")
+# what runs a training step: the modules these load (within TRAINING_CODE) are the training code
+TRAINERS: frozenset[str] = frozenset({"mags_lib.train.sft", "mags_lib.train.grpo"})
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 
@@ -71,12 +75,20 @@ def run_fingerprint(cfg: Any, data_hash: str, start_from: str = "") -> str:
 
 
 def training_code_digest(package_dir: Path = PACKAGE_DIR) -> str:
-    """Hash of the code that shapes a training step: `train/` (trainers, losses), `objectives/`
-    (rows, rewards) and `actions/` (the parsers the rewards use). A checkpoint written before
-    an edit there is not resumed: its optimiser state belongs to other code. Each file counts
-    by its shape (`mags_lib.code_shape`), so that editing a comment, a docstring or a help
-    string does not throw away hours of training."""
-    return package_code_digest(TRAINING_CODE, package_dir)
+    """Hash of the code that shapes a training step: the modules of `train/` (trainers, losses),
+    `objectives/` (rows, rewards) and `actions/` (the parsers the rewards use) that `TRAINERS`
+    load (their static import closure, `mags_lib.code_graph`), with those packages' data files
+    (the grammars). A checkpoint written before an edit there is not resumed: its optimiser state
+    belongs to other code. An edit of a study beside the trainers (`train/recall_reranker.py`,
+    `train/transfer.py`, ...) keeps the checkpoints: on 2026-12-06 one threw away two hours of
+    notebook 03's SFT when the whole folder counted. Each file counts by its shape
+    (`mags_lib.code_shape`), so that editing a comment, a docstring or a help string does not
+    throw away hours of training either."""
+    index = code_index(package_dir)
+    parts = tuple(f"{package_dir.name}.{p}" for p in TRAINING_CODE)
+    loaded = {m for m in closure(set(TRAINERS), index.imports)
+              if m in parts or m.startswith(tuple(f"{p}." for p in parts))}
+    return code_digest(index, loaded)
 
 
 def package_code_digest(parts: Sequence[str], package_dir: Path = PACKAGE_DIR) -> str:
