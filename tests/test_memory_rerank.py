@@ -47,6 +47,41 @@ def test_off_by_default_and_a_reranker_lifts_the_reply_below_a_question(tmp_path
     assert all(0.0 <= h.score <= 1.0 for h in hits) and hits[0].score > hits[1].score
 
 
+def test_episodic_scope_reorders_the_turns_among_their_places_and_leaves_the_facts(tmp_path):
+    query = "what inspired the painting of the lake"
+    rr = _after_a_question(tmp_path / "r.json")
+
+    def with_facts(**over):
+        mem = _memory(**over)
+        for text in ("Ana painted the lake in oil.", "Bo likes orange sunsets in June."):
+            mem.observe(text, block="semantic")
+        return mem
+
+    plain = with_facts().recall(query, 6, learn=False)
+    scoped = with_facts(reranker=rr, rerank_blocks="episodic").recall(query, 6, learn=False)
+    assert [h.score for h in scoped] == [h.score for h in plain]  # every place keeps its score
+    assert [h.block for h in scoped] == [h.block for h in plain]
+    assert [h.text for h in scoped if h.block == "semantic"] == [
+        h.text for h in plain if h.block == "semantic"]
+    turns = [h.text for h in scoped if h.block == "episodic"]
+    assert [h.text for h in plain if h.block == "episodic"][0] == TURNS[0]
+    assert turns[0] == TURNS[1] and sorted(turns) == sorted(
+        h.text for h in plain if h.block == "episodic")
+    everything = with_facts(reranker=rr).recall(query, 6, learn=False)
+    assert [h.text for h in everything] != [h.text for h in scoped]  # "all" moves the facts
+    facts_only = LiquidMemory(MemoryConfig.from_dict(
+        {"max_visited": 1, "reranker": rr, "rerank_blocks": "episodic"}), embedder=HashingEmbedder())
+    bare = LiquidMemory(MemoryConfig.from_dict({"max_visited": 1}), embedder=HashingEmbedder())
+    for mem in (facts_only, bare):
+        for text in ("Ana painted the lake in oil.", "Bo likes orange sunsets in June.",
+                     "Is the lake cold?", "The lake is cold in June."):
+            mem.observe(text, block="semantic")
+    assert ([(h.text, h.score) for h in facts_only.recall(query, 4, learn=False)]
+            == [(h.text, h.score) for h in bare.recall(query, 4, learn=False)])
+    with pytest.raises(Exception, match="rerank_blocks"):
+        MemoryConfig.from_dict({"rerank_blocks": "turns"})
+
+
 def test_features_see_neighbours_in_time_and_not_for_facts():
     mem = _memory()
     fact = mem.observe("Bo saw an orange sunset in June.", block="semantic")

@@ -48,6 +48,9 @@ from mags_lib.memory.index import (
 MAX_EPISODE_CONTEXT = 8
 """The most earlier episodes an episode may be embedded with (`episode_context`)."""
 
+RERANK_BLOCKS = frozenset({"all", "episodic", "semantic"})
+"""What `RecallConfig.rerank_blocks` may name: every node, or one block's."""
+
 DIALOGUE_MEMORY: dict[str, Any] = {"episode_context": 0}
 """`MemoryConfig` overrides for a memory that reads a dialogue (the conversation evaluation,
 the chat). `episode_context` stays 0 here: in notebook 12's sweep on the development splits
@@ -155,6 +158,12 @@ class RecallConfig:
     reranker: str = field(default="", metadata={
         "help": "a learned second pass over the ranking (memory/rerank.py): a shipped "
                 "reranker's name ('dialogue') or a JSON path; '' = off"})
+    rerank_blocks: str = field(default="all", metadata={
+        "help": "which nodes the reranker reorders: 'all' (every node of the pool, each scored "
+                "by its probability), or one block ('episodic'): that block's nodes are "
+                "reordered among the places they held in the ranking, each place keeping its "
+                "score, and the other blocks' nodes keep their places (the shipped reranker was "
+                "fitted on turns, and its neighbour features read episodic nodes only)"})
     rerank_pool: int = field(default=50, metadata={
         "help": "how many of the ranked nodes the reranker rescores (at least k); the rest "
                 "are dropped"})
@@ -410,6 +419,9 @@ def check_config(cfg: MemoryConfig) -> None:
             raise ValueError(f"config {name} must be true or false, got {flat[name]!r}")
     if not isinstance(flat["reranker"], str):
         raise ValueError(f"config reranker must be a name or a path (str), got {flat['reranker']!r}")
+    if flat["rerank_blocks"] not in RERANK_BLOCKS:
+        raise ValueError(f"config rerank_blocks must be one of {sorted(RERANK_BLOCKS)}, "
+                         f"got {flat['rerank_blocks']!r}")
     if not isinstance(flat["block_weights"], dict):
         raise ValueError("config block_weights must be a dict of block -> weight")
     for block, weight in flat["block_weights"].items():

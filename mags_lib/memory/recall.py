@@ -119,7 +119,7 @@ def recall(mem: LiquidMemory, query: str, k: int = 10, *, query_embedding: Any =
                      and (include_invalid or nodes[node]["valid_to"] is None)),
                     key=lambda t: (-t[0], t[1]))
     if reranker is not None:
-        ranked = rerank(mem, query, q, ranked, reranker, pool)
+        ranked = rerank(mem, query, q, ranked, reranker, pool, cfg.recall.rerank_blocks)
     ranked = diverse(mem, ranked, k, cfg.recall.hit_mmr_lambda)
     hits = [make_hit(mem, node, score, path) for score, node, path in ranked]
     if learn:
