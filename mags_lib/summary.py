@@ -969,9 +969,20 @@ def reranker_headline(root: Path) -> str | None:
     if not parts:
         return None
     smoke = ", SMOKE run" if dev.get("smoke") or test.get("smoke") else ""
-    return (f"{RERANKER_LEAD} (raw turns in the memory, no LLM; `RecallConfig.reranker`, an "
-            f"option not yet in the agents' memory; evidence recall@10 without -> with it"
+    return (f"{RERANKER_LEAD} (raw turns in the memory, no LLM; `RecallConfig.reranker`, "
+            f"{_reranker_use()}; evidence recall@10 without -> with it"
             f"{smoke}): " + "; ".join(parts) + ".")
+
+
+def _reranker_use() -> str:
+    """Whether the agents' dialogue memory (`memory.DIALOGUE_MEMORY`) reranks, and what."""
+    from mags_lib.memory import DIALOGUE_MEMORY
+
+    if not DIALOGUE_MEMORY.get("reranker"):
+        return "an option not yet in the agents' memory"
+    blocks = DIALOGUE_MEMORY.get("rerank_blocks", "all")
+    what = "every node" if blocks == "all" else f"the {blocks} nodes (turns) only"
+    return f"in the agents' dialogue memory since 2026-12-06, on {what}"
 
 
 def headline_lines(root: Path) -> list[tuple[str, str | None]]:

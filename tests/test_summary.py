@@ -785,7 +785,7 @@ def test_a_kept_bank_has_one_parenthesis_in_its_head_and_a_doubled_one_is_mended
     assert merge_bank_lines(line, merged) == merged  # kept once, unchanged on the next run
 
 
-def test_the_recall_reranker_reaches_the_report_and_the_readme_line(tmp_path):
+def test_the_recall_reranker_reaches_the_report_and_the_readme_line(tmp_path, monkeypatch):
     from mags_lib.summary import recall_reranker_section, reranker_headline
 
     assert reranker_headline(tmp_path) is None
@@ -804,7 +804,11 @@ def test_the_recall_reranker_reaches_the_report_and_the_readme_line(tmp_path):
         "reranked": {"LoCoMo test": {"all": {**summary["all"], "recall@10": 0.72}}}}))
     line = reranker_headline(tmp_path)
     assert "held out by conversation 0.600 -> 0.700" in line and "0.900 -> 0.950" in line
-    assert "LoCoMo test 0.610 -> 0.720 [0.55, 0.66]" in line and "not yet in the agents" in line
+    assert "LoCoMo test 0.610 -> 0.720 [0.55, 0.66]" in line
+    assert "in the agents' dialogue memory since 2026-12-06, on the episodic nodes" in line
+    from mags_lib.memory import DIALOGUE_MEMORY
+    monkeypatch.setitem(DIALOGUE_MEMORY, "reranker", "")
+    assert "not yet in the agents" in reranker_headline(tmp_path)
     section = recall_reranker_section(tmp_path)
     assert "| conv-26 | 10 | 0.500 | 0.600 | 0.600 | 0.700 |" in section
     assert "| reranked | LoCoMo test | 10 | 0.500 | 0.720 (0.55–0.66) |" in section

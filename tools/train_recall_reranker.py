@@ -149,8 +149,9 @@ def judge_test(locomo, persona, embedder, args):
     report = {"available": True, "smoke": args.smoke, "args": vars(args),
               "sources": {n: [c.sample_id for c in cs]
                                               for n, cs in sources.items()}}
-    for name, over in {"current": {}, "reranked": {"reranker": "dialogue",
-                                                   "rerank_pool": args.pool}}.items():
+    arms = {"current": {"reranker": ""},  # DIALOGUE_MEMORY itself reranks since 2026-12-06
+            "reranked": {"reranker": "dialogue", "rerank_pool": args.pool, "rerank_blocks": "all"}}
+    for name, over in arms.items():
         report[name] = recall_by_source(sources, embedder,
                                         MemoryConfig.from_dict({**DIALOGUE_MEMORY, **over}))
     print("| setting | source | questions | recall@5 | recall@10 (95% CI) |")

@@ -51,13 +51,21 @@ MAX_EPISODE_CONTEXT = 8
 RERANK_BLOCKS = frozenset({"all", "episodic", "semantic"})
 """What `RecallConfig.rerank_blocks` may name: every node, or one block's."""
 
-DIALOGUE_MEMORY: dict[str, Any] = {"episode_context": 0}
+DIALOGUE_MEMORY: dict[str, Any] = {"episode_context": 0, "reranker": "dialogue",
+                                   "rerank_blocks": "episodic"}
 """`MemoryConfig` overrides for a memory that reads a dialogue (the conversation evaluation,
 the chat). `episode_context` stays 0 here: in notebook 12's sweep on the development splits
 (LoCoMo's training conversations, the development personas; 2026-11-29) the turns before an
 episode raise LoCoMo's raw-turn evidence recall@10 (0.680 -> 0.703 / 0.730 / 0.733 for 1 / 2 /
 3 turns) and lower the persona set's (0.990 -> 0.969 / 0.816 / 0.847): averaged over both, no
-value gains more than 0.01, the margin asked of a change from 0."""
+value gains more than 0.01, the margin asked of a change from 0.
+
+The learned reranker (`memory/rerank.py`) reorders the turns (episodic nodes) only, since
+2026-12-06 (candidate S of the journal, by its rule written before it ran): on notebook 12's
+development splits with one machine's trained models, `mags_episodic`'s evidence@10 on conv-43
+0.588 -> 0.661 and F1 0.154 -> 0.221, and on the six development personas `mags` unchanged and
+`mags_episodic` one current fact more and one stale answer more. Reranking every node
+(`rerank_blocks="all"`) lost `mags` 5 of 48 current persona facts at the reader."""
 
 
 @dataclass

@@ -24,9 +24,12 @@ saved as JSON (never pickle), trained by `mags_lib.train.recall_reranker` and sh
 A reranked hit's `score` is the reranker's probability that it is evidence, in [0, 1]. With
 `RecallConfig.rerank_blocks="episodic"` only the episodes are reordered, among the places they
 held, and every place keeps the rule's score: a memory of facts and turns (`mags_episodic`)
-gets its turns reranked and its facts left where the rule put them, and a memory of facts
-alone (`mags`) is untouched (on 2026-12-06 the reranker over `mags`'s handful of facts changed
-the lines of 92 of 110 development-persona questions and lost 5 of 48 current facts).
+gets its turns reranked and its facts left where the rule put them, and a memory with no
+episodic node ranks as it would without a reranker (`mags` on the development personas, whose
+writer filed every fact as semantic; on LoCoMo it files some as episodic, and those move). On
+2026-12-06 reranking every node changed `mags`'s lines on 92 of 110 development-persona
+questions and lost it 5 of 48 current facts; that is why `memory.DIALOGUE_MEMORY` reranks the
+episodes only.
 """
 
 from __future__ import annotations
