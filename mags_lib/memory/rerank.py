@@ -25,7 +25,8 @@ A reranked hit's `score` is the reranker's probability that it is evidence, in [
 `RecallConfig.rerank_blocks="episodic"` only the episodes are reordered, among the places they
 held, and every place keeps the rule's score: a memory of facts and turns (`mags_episodic`)
 gets its turns reranked and its facts left where the rule put them, and a memory with no
-episodic node ranks as it would without a reranker (`mags` on the development personas, whose
+episodic node ranks as it would without one, up to the larger candidate set a reranker makes
+recall gather (`mags` on the development personas, whose
 writer filed every fact as semantic; on LoCoMo it files some as episodic, and those move). On
 2026-12-06 reranking every node changed `mags`'s lines on 92 of 110 development-persona
 questions and lost it 5 of 48 current facts; that is why `memory.DIALOGUE_MEMORY` reranks the
@@ -184,7 +185,8 @@ def rerank(mem: LiquidMemory, query: str, query_vec: np.ndarray,
     (ties by id). A block's name: only that block's nodes are rescored (their features read as
     if the pool held them alone, as the reranker was fitted) and put back, best first, into the
     places they held, each place keeping its score; the other nodes keep theirs. So a memory
-    with none of that block ranks as it would without a reranker."""
+    with none of that block ranks as it would without a reranker, but for the larger candidate
+    set recall gathers when one is set (`recall_overquery` x the pool instead of x k)."""
     head = ranked[:pool]
     if not head:
         return []
