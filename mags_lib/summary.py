@@ -981,7 +981,8 @@ def _reranker_use() -> str:
     if not DIALOGUE_MEMORY.get("reranker"):
         return "an option not yet in the agents' memory"
     blocks = DIALOGUE_MEMORY.get("rerank_blocks", "all")
-    what = "every node" if blocks == "all" else f"the {blocks} nodes (turns) only"
+    what = {"all": "every node", "episodic": "the episodic nodes (turns) only"}.get(
+        blocks, f"the {blocks} nodes only")
     return f"in the agents' dialogue memory since 2026-12-06, on {what}"
 
 
