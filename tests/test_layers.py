@@ -104,8 +104,8 @@ def test_the_layers_contract_sees_an_upward_import(tmp_path, monkeypatch):
 
 def test_test_files_are_named_after_what_they_test():
     """tests/test_<package>[_<module>...].py: the first word names a package or module of
-    mags_lib (or one of the repository-wide checks)."""
-    repo_wide = {"layers", "docstrings", "notebooks"}
+    mags_lib (or one of the repository-wide checks, or `tools` for a script of tools/)."""
+    repo_wide = {"layers", "docstrings", "notebooks", "tools"}
     names = {p.stem for p in ROOT.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
     tests = Path(__file__).parent.glob("test_*.py")
     odd = sorted(t.name for t in tests if not any(

@@ -364,3 +364,38 @@ def test_persona_contrast_adds_a_lookalike_keeps_the_gold_and_leaves_val_and_off
     assert not any("contrast" in r["gold"] for r in base["write"]["train"])
     with pytest.raises(Exception, match="persona_contrast_share"):
         SynthConfig(persona_contrast_share=-0.1)
+
+
+def test_cap_unknown_keeps_at_most_the_share_and_the_order():
+    from mags_lib.synth.conversation_rows import cap_unknown
+
+    rows = [{"gold": {"answerable": i % 3 != 0}, "i": i} for i in range(30)]  # 10 unknown
+    for share in (0.0, 0.1, 0.2, 0.5):
+        kept, dropped = cap_unknown(rows, share, random.Random(1))
+        unknown = sum(not r["gold"]["answerable"] for r in kept)
+        assert unknown <= share * len(kept) + 1e-9 and dropped == 10 - unknown
+        assert [r["i"] for r in kept] == sorted(r["i"] for r in kept)
+        assert sum(r["gold"]["answerable"] for r in kept) == 20
+    assert cap_unknown(rows, 1.0, random.Random(1)) == (rows, 0)
+    assert cap_unknown(rows, 0.4, random.Random(1)) == (rows, 0)  # 10 of 30 is under 0.4
+
+
+def test_answer_unknown_cap_changes_the_training_answer_rows_only():
+    plain, _ = conversation_rows(CFG)
+    capped, skips = conversation_rows(SynthConfig(n_persona_train=3, n_persona_val=1,
+                                                  sources=["persona"],
+                                                  answer_unknown_cap={"persona": 0.05}))
+    for task in ("write", "ask"):
+        assert capped[task] == plain[task]
+    assert capped["answer"]["val"] == plain["answer"]["val"]
+    train = capped["answer"]["train"]
+    unknown = sum(not r["gold"]["answerable"] for r in train)
+    before = sum(not r["gold"]["answerable"] for r in plain["answer"]["train"])
+    assert unknown <= 0.05 * len(train) and unknown < before
+    assert skips["answer"]["unknown_capped"] == before - unknown
+    assert {json.dumps(r, sort_keys=True) for r in train} <= {
+        json.dumps(r, sort_keys=True) for r in plain["answer"]["train"]}
+    with pytest.raises(Exception, match="answer_unknown_cap"):
+        SynthConfig(answer_unknown_cap={"game": 0.1})
+    with pytest.raises(Exception, match="answer_unknown_cap"):
+        SynthConfig(answer_unknown_cap={"locomo": 1.5})

@@ -111,6 +111,14 @@ class SynthConfig:
                 "reworded from the training-only bank persona_train_phrases.EARLIER_TWINS, "
                 "with lines drawn afresh (0 = none; 1 tried on 2026-11-30 evening with "
                 "max_conversation_rows['answer'] 1,170, not adopted)"})
+    answer_unknown_cap: dict[str, float] = field(default_factory=dict, metadata={
+        "help": "conversation answer rows: by source ('persona', 'locomo'), at most this share "
+                "of the training rows answer 'I don't know' (the unanswerable questions and "
+                "the withheld ones); the excess, drawn at random, is dropped before the caps. "
+                "{} = as generated: of notebook 01's final training rows LoCoMo's answer 'I "
+                "don't know' 111 of 303 (37%), the persona's 143 of 697 (21%; 2026-12-06). A "
+                "reader trained one full pass on them abstained twice as often on conv-43 "
+                "(journal, 2026-12-06 fifth session); not judged yet"})
     persona_cue_phrases: bool = field(default=False, metadata={
         "help": "training personas also say a change with 'instead' for every attribute and "
                 "more events of someone other than the speaker (PersonaConfig."
@@ -301,6 +309,10 @@ class SynthConfig:
                             "conversation_none_share, answer_same_attribute_share and "
                             "answer_other_versions_share are shares in [0, 1], and the "
                             "persona counts and earlier_question_twins are >= 0", "fix the values given")
+        if any(k not in ("persona", "locomo") or not 0.0 <= v <= 1.0
+               for k, v in self.answer_unknown_cap.items()):
+            raise MagsError(f"SynthConfig.answer_unknown_cap = {self.answer_unknown_cap}",
+                            "map conversation sources ('persona', 'locomo') to shares in [0, 1]")
         if min(self.n_train_games, self.n_val_games, self.n_test_games) < 1:
             raise MagsError("SynthConfig: every split needs at least one game",
                             "set n_train_games, n_val_games, n_test_games >= 1")

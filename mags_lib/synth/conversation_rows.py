@@ -522,6 +522,24 @@ def _locomo(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[d
     return _rows_of(locomo.episodes("train", ids=ids), "locomo", cfg, skips)
 
 
+def cap_unknown(rows: list[dict], share: float, rng: random.Random) -> tuple[list[dict], int]:
+    """`rows` with at most `share` of them answering "I don't know" (`gold["answerable"]`
+    false): the excess, drawn by `rng`, left out, the rest in their order; and how many were.
+
+    >>> rows = [{"gold": {"answerable": i % 2 == 0}} for i in range(10)]
+    >>> kept, dropped = cap_unknown(rows, 0.2, random.Random(0))
+    >>> len(kept), dropped, sum(not r["gold"]["answerable"] for r in kept)
+    (6, 4, 1)
+    """
+    unknown = [i for i, r in enumerate(rows) if not r["gold"].get("answerable", True)]
+    known = len(rows) - len(unknown)
+    room = len(unknown) if share >= 1.0 else int(share * known / (1.0 - share))
+    if room >= len(unknown):
+        return rows, 0
+    drop = set(unknown) - set(rng.sample(unknown, room))
+    return [r for i, r in enumerate(rows) if i not in drop], len(drop)
+
+
 def conversation_rows(cfg: Any) -> tuple[dict[str, dict[str, list[dict]]],
                                           dict[str, Counter]]:
     """Ask, write and answer rows of `cfg.sources`' conversations by split (train, val; test
@@ -529,11 +547,17 @@ def conversation_rows(cfg: Any) -> tuple[dict[str, dict[str, list[dict]]],
     rows = {t: {"train": [], "val": [], "test": []} for t in CONVERSATION_TASKS}
     skips = {t: Counter() for t in CONVERSATION_TASKS}
     makers = {"persona": _persona, "locomo": _locomo}
+    caps = getattr(cfg, "answer_unknown_cap", {}) or {}
     for source in cfg.sources:
         if source not in makers:
             continue
         for split in ("train", "val"):
             got = makers[source](cfg, split, skips)
+            if split == "train" and source in caps:
+                got["answer"], dropped = cap_unknown(
+                    got["answer"], caps[source],
+                    random.Random(f"answer-unknown-cap:{cfg.seed}:{source}"))
+                skips["answer"]["unknown_capped"] += dropped
             for task in rows:
                 rows[task][split] += got[task]
     for task in rows:
