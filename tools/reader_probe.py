@@ -91,10 +91,11 @@ def main() -> None:
         qa = QA(question, gold["answer"], (), 4, kind="current", stale=tuple(gold["stale"]))
         return persona_flags(qa, answer)["current_accuracy"], answer
 
+    as_written = [right(r["gold"]["lines"], r["gold"]["observation"], r["gold"]) for r in rows]
     out: dict = {"model": args.model, "rows": len(rows), "data": str(path)}
     for variant in args.variants:
         table, changed, skipped = Counter(), [], 0
-        for r in rows:
+        for r, (ok0, a0) in zip(rows, as_written, strict=True):
             g = r["gold"]
             question, lines = g["observation"], g["lines"]
             if variant == "phrasing":
@@ -106,7 +107,6 @@ def main() -> None:
             if question is None:
                 skipped += 1
                 continue
-            ok0, a0 = right(g["lines"], g["observation"], g)
             ok1, a1 = right(lines, question, g)
             table[f"as written {'right' if ok0 else 'wrong'}, "
                   f"{variant} {'right' if ok1 else 'wrong'}"] += 1
