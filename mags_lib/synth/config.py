@@ -118,7 +118,8 @@ class SynthConfig:
                 "{} = as generated: of notebook 01's final training rows LoCoMo's answer 'I "
                 "don't know' 111 of 303 (37%), the persona's 143 of 697 (21%; 2026-12-06). A "
                 "reader trained one full pass on them abstained twice as often on conv-43 "
-                "(journal, 2026-12-06 fifth session); not judged yet"})
+                "(journal, 2026-12-06 fifth session); with {'locomo': 0.2} it abstained less "
+                "but conv-43's F1 on turns fell as far (sixth session): not adopted"})
     persona_cue_phrases: bool = field(default=False, metadata={
         "help": "training personas also say a change with 'instead' for every attribute and "
                 "more events of someone other than the speaker (PersonaConfig."
