@@ -369,7 +369,37 @@ def test_splits_section(root: Path) -> str:
         out += [f"The ask model alone on {a['n']} persona test questions: hit@3 {_f(a['hit'])}."]
     if targets.get("conversations"):
         out += ["", targets_markdown(targets["conversations"])]
+    split = _locomo_split(m)
+    if split:
+        k = (((m.get("locomo") or {}).get("qa") or {}).get("config") or {}).get("k")
+        out += ["", "Where LoCoMo's F1 goes (`evaluation.evidence_split`; the answerable test "
+                "questions split by whether any evidence turn is among the "
+                f"{k or 'k'} lines shown):", "", split]
     return "\n".join(out)
+
+
+def _locomo_split(m: dict) -> str:
+    """`evidence_split.split_markdown` of a study's LoCoMo rows ('' where none)."""
+    from mags_lib.evaluation.evidence_split import split_markdown
+
+    qa = (m.get("locomo") or {}).get("qa") or {}
+    return split_markdown(qa.get("rows") or [], qa.get("reads") or [])
+
+
+def _f1_gaps(m: dict, targets: dict) -> list[str]:
+    """For each MAGS agent that misses F1 above `static_rag` on LoCoMo, where the F1 goes
+    (`evidence_split.gap_clause`)."""
+    from mags_lib.evaluation.evidence_split import gap_clause
+
+    qa = (m.get("locomo") or {}).get("qa") or {}
+    out = []
+    for agent, entries in (targets.get("conversations") or {}).items():
+        if "value" in entries or (entries.get("locomo_f1_vs_static_rag") or {}).get("met") is not False:
+            continue
+        clause = gap_clause(qa.get("rows") or [], qa.get("reads") or [], agent, "static_rag")
+        if clause:
+            out.append(clause)
+    return out
 
 
 def _beaten(qa: dict) -> str:
@@ -408,6 +438,9 @@ def test_headline(root: Path) -> str | None:
     breaches = [f"{source}: {b}" for source in ("persona", "locomo")
                 for b in bound_breaches(((m.get(source) or {}).get("qa") or {}).get("summary")
                                         or {})]
+    gaps = _f1_gaps(m, targets)
+    if gaps:
+        parts.append("why LoCoMo's F1 trails static RAG: " + "; ".join(gaps))
     if breaches:
         parts.append("upper bounds beaten (they bound the writing, not the reading): "
                      + "; ".join(breaches))

@@ -421,6 +421,42 @@ def test_the_readme_block_gives_the_chat_across_restarts(tmp_path):
     assert "0.706 of the 17 whose fact changed" in line and "stale 0.042" in line
 
 
+def test_the_test_splits_say_where_a_missed_locomo_f1_goes(tmp_path):
+    """A MAGS agent below `static_rag` on LoCoMo's F1 gets, in the README line, how often its
+    lines showed evidence and what it scored there; the report gets the table for every agent."""
+    from mags_lib.evaluation.conversation_targets import conversation_targets
+    from mags_lib.summary import test_headline, test_splits_section
+
+    m = _test_split_metrics()
+    qa = m["locomo"]["qa"]
+    qa["summary"]["mags"]["f1"] = 0.05
+    qa["config"] = {"k": 10}
+    qa["rows"] = ([{"agent": "static_rag", "f1": 0.4, "abstained": False, "recall@10": 1.0}] * 3
+                  + [{"agent": "mags", "f1": 0.1, "abstained": True, "recall@10": 1.0},
+                     {"agent": "mags", "f1": 0.0, "abstained": True, "recall@10": 0.0},
+                     {"agent": "mags", "f1": 0.05, "abstained": False, "recall@10": 0.0},
+                     {"agent": "mags", "category": 5, "abstained": True, "recall@10": 0.0}])
+    qa["reads"] = [{"agent": "mags", "counts": {"write_calls": 10, "op_add": 3, "op_update": 1,
+                                                "op_none": 6}}]
+    m["targets"]["conversations"] = conversation_targets(m, ("mags",), m["judged"])
+    (tmp_path / "13_test_splits").mkdir()
+    (tmp_path / "13_test_splits" / "metrics.json").write_text(json.dumps(m))
+    line = test_headline(tmp_path)
+    assert ("why LoCoMo's F1 trails static RAG: `mags` F1 0.050 against `static_rag` 0.400: its "
+            "lines show evidence for 1 of 3 answerable questions (`static_rag` 3), where it "
+            "scores F1 0.100 (`static_rag` 0.400) and abstains on 1.000 (`static_rag` 0.000); "
+            "where none is shown F1 0.025; its write model wrote from 0.400 of the turns") in line
+    section = test_splits_section(tmp_path)
+    assert "among the 10 lines shown" in section
+    assert "| `mags` | 3 | 1 | 0.100 | 1.000 | 0.025 | 0.500 | 0.400 |" in section
+    assert "| `static_rag` | 3 | 3 | 0.400 | 0.000 | n/a | n/a | n/a |" in section
+    # met (mags above static_rag): no clause
+    qa["summary"]["mags"]["f1"] = 0.5
+    m["targets"]["conversations"] = conversation_targets(m, ("mags",), m["judged"])
+    (tmp_path / "13_test_splits" / "metrics.json").write_text(json.dumps(m))
+    assert "why LoCoMo" not in test_headline(tmp_path)
+
+
 def _test_split_metrics(smoke: bool = False) -> dict:
     game_rows = [{"surface": "test bank", "agent": a, "label": a, "accuracy": acc, "ci_low": 0.1,
                   "ci_high": 0.9, "after_drift": drift, "after_drift_ci_low": 0.1,
