@@ -646,11 +646,24 @@ def tasks_table(root: Path) -> str | None:
         return None
     n = {s: (m.get(s) or {}).get("conversations") for s in ("persona", "locomo")}
     seeds = max((r.get("n_seeds") or 0) for r in m["game"]["headline"])
+    asked = _questions_asked(m, "locomo")
     return (f"{TASKS_LEAD}: the test splits (notebook 13{', SMOKE run' if m.get('smoke') else ''}"
             f"), scored once with the configuration frozen; the game's test bank of phrasings "
             f"({seeds} seeds), {n['persona'] or '–'} test personas, {n['locomo'] or '–'} LoCoMo "
-            "test conversations; one answer model; 95% intervals: Wilson over the pooled "
+            f"test conversations{asked}; one answer model; 95% intervals: Wilson over the pooled "
             "decisions (game), bootstrap over conversations:\n\n" + table)
+
+
+def _questions_asked(m: dict, source: str) -> str:
+    """' (N questions, a seeded sample of up to Q a conversation)' from a study's rows and
+    config ('' where it has no rows): a sample is not the whole set, and the line says so."""
+    qa = (m.get(source) or {}).get("qa") or {}
+    asked = {(r.get("conversation"), r.get("question")) for r in qa.get("rows") or []}
+    if not asked:
+        return ""
+    cap = (qa.get("config") or {}).get("max_questions")
+    return f" ({len(asked)} questions" + (f", a seeded sample of up to {cap} a conversation)"
+                                          if cap else ", all of them)")
 
 
 def _model_hashes(models: dict[str, str]) -> str:

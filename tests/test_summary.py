@@ -425,17 +425,20 @@ def test_the_test_splits_say_where_a_missed_locomo_f1_goes(tmp_path):
     """A MAGS agent below `static_rag` on LoCoMo's F1 gets, in the README line, how often its
     lines showed evidence and what it scored there; the report gets the table for every agent."""
     from mags_lib.evaluation.conversation_targets import conversation_targets
-    from mags_lib.summary import test_headline, test_splits_section
+    from mags_lib.summary import tasks_table, test_headline, test_splits_section
 
     m = _test_split_metrics()
     qa = m["locomo"]["qa"]
     qa["summary"]["mags"]["f1"] = 0.05
-    qa["config"] = {"k": 10}
-    qa["rows"] = ([{"agent": "static_rag", "f1": 0.4, "abstained": False, "recall@10": 1.0}] * 3
+    qa["config"] = {"k": 10, "max_questions": 20}
+    qa["rows"] = ([{"agent": "static_rag", "f1": 0.4, "abstained": False, "recall@10": 1.0,
+                    "conversation": "conv-44", "question": q} for q in range(3)]
                   + [{"agent": "mags", "f1": 0.1, "abstained": True, "recall@10": 1.0},
                      {"agent": "mags", "f1": 0.0, "abstained": True, "recall@10": 0.0},
                      {"agent": "mags", "f1": 0.05, "abstained": False, "recall@10": 0.0},
                      {"agent": "mags", "category": 5, "abstained": True, "recall@10": 0.0}])
+    for q, row in enumerate(qa["rows"][3:]):
+        row.update(conversation="conv-44", question=q)
     qa["reads"] = [{"agent": "mags", "counts": {"write_calls": 10, "op_add": 3, "op_update": 1,
                                                 "op_none": 6}}]
     m["targets"]["conversations"] = conversation_targets(m, ("mags",), m["judged"])
@@ -446,6 +449,8 @@ def test_the_test_splits_say_where_a_missed_locomo_f1_goes(tmp_path):
             "lines show evidence for 1 of 3 answerable questions (`static_rag` 3), where it "
             "scores F1 0.100 (`static_rag` 0.400) and abstains on 1.000 (`static_rag` 0.000); "
             "where none is shown F1 0.025; its write model wrote from 0.400 of the turns") in line
+    assert "5 LoCoMo test conversations (4 questions, a seeded sample of up to 20 a " \
+        "conversation); one answer model" in tasks_table(tmp_path)  # the sample is named
     section = test_splits_section(tmp_path)
     assert "among the 10 lines shown" in section
     assert "| `mags` | 3 | 1 | 0.100 | 1.000 | 0.025 | 0.500 | 0.400 |" in section

@@ -33,7 +33,7 @@ PERSONAS = 6
 AGENTS = ["bare", "full_context", "static_rag", "mem0", "mags", "mags_episodic",
           "gold_writes"]  # persona set
 LOCOMO_CONVERSATIONS = 5  # the whole test split
-LOCOMO_QUESTIONS = 20  # per conversation, a seeded sample (2 cores: ~6 min a conversation for
+LOCOMO_QUESTIONS = 60  # per conversation, a seeded sample, as in notebook 12 (20 before 2026-12-06)
 LOCOMO_AGENTS = ["bare", "full_context", "static_rag", "mags", "mags_episodic",  # an agent
                  "gold_writes"]  # that writes; `mags` since 2026-12-01: its targets name it)
 MAGS_AGENTS = ["mags", "mags_episodic"]  # the targets are judged for these (never a bound)
