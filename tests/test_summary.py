@@ -445,10 +445,11 @@ def test_the_test_splits_say_where_a_missed_locomo_f1_goes(tmp_path):
     (tmp_path / "13_test_splits").mkdir()
     (tmp_path / "13_test_splits" / "metrics.json").write_text(json.dumps(m))
     line = test_headline(tmp_path)
-    assert ("why LoCoMo's F1 trails static RAG: `mags` F1 0.050 against `static_rag` 0.400: its "
-            "lines show evidence for 1 of 3 answerable questions (`static_rag` 3), where it "
-            "scores F1 0.100 (`static_rag` 0.400) and abstains on 1.000 (`static_rag` 0.000); "
-            "where none is shown F1 0.025; its write model wrote from 0.400 of the turns") in line
+    assert ("why LoCoMo's F1 trails static RAG: `mags` against `static_rag` on the 3 answerable "
+            "questions with gold evidence: F1 0.050 against 0.400; its lines show evidence for 1 "
+            "(`static_rag` 3), where it scores F1 0.100 (`static_rag` 0.400) and abstains on "
+            "1.000 (`static_rag` 0.000); where none is shown F1 0.025; its write model wrote "
+            "from 0.400 of the turns") in line
     assert "5 LoCoMo test conversations (4 questions, a seeded sample of up to 20 a " \
         "conversation); one answer model" in tasks_table(tmp_path)  # the sample is named
     section = test_splits_section(tmp_path)

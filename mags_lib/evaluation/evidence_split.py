@@ -81,16 +81,17 @@ def gap_clause(rows: list[dict[str, Any]], reads: list[dict[str, Any]], agent: s
     ...         {"agent": "b", "f1": 0.5, "abstained": False, "recall@10": 1.0},
     ...         {"agent": "b", "f1": 0.5, "abstained": False, "recall@10": 0.5}]
     >>> gap_clause(rows, [{"agent": "a", "counts": {"write_calls": 4, "op_add": 1}}], "a", "b")
-    '`a` F1 0.100 against `b` 0.500: its lines show evidence for 1 of 2 answerable questions (`b` 2), where it scores F1 0.200 (`b` 0.500) and abstains on 0.000 (`b` 0.000); where none is shown F1 0.000; its write model wrote from 0.250 of the turns'
+    '`a` against `b` on the 2 answerable questions with gold evidence: F1 0.100 against 0.500; its lines show evidence for 1 (`b` 2), where it scores F1 0.200 (`b` 0.500) and abstains on 0.000 (`b` 0.000); where none is shown F1 0.000; its write model wrote from 0.250 of the turns'
     """
     a, b = evidence_split(rows, agent), evidence_split(rows, other)
     if not a["answerable"] or not b["answerable"]:
         return None
-    text = (f"`{agent}` F1 {_f(a['f1'])} against `{other}` {_f(b['f1'])}: its lines show "
-            f"evidence for {a['shown']} of {a['answerable']} answerable questions (`{other}` "
-            f"{b['shown']}), where it scores F1 {_f(a['f1_shown'])} (`{other}` "
-            f"{_f(b['f1_shown'])}) and abstains on {_f(a['abstained_shown'])} (`{other}` "
-            f"{_f(b['abstained_shown'])}); where none is shown F1 {_f(a['f1_unshown'])}")
+    text = (f"`{agent}` against `{other}` on the {a['answerable']} answerable questions with "
+            f"gold evidence: F1 {_f(a['f1'])} against {_f(b['f1'])}; its lines show evidence "
+            f"for {a['shown']} (`{other}` {b['shown']}), where it scores F1 "
+            f"{_f(a['f1_shown'])} (`{other}` {_f(b['f1_shown'])}) and abstains on "
+            f"{_f(a['abstained_shown'])} (`{other}` {_f(b['abstained_shown'])}); where none is "
+            f"shown F1 {_f(a['f1_unshown'])}")
     share = written_share(reads, agent)
     if share is not None:
         text += f"; its write model wrote from {_f(share)} of the turns"
