@@ -60,3 +60,17 @@ def test_judge_roles_reports_both_models_and_nothing_without_models():
     assert "write: 6 turns, op accuracy" in text and "op confusion (gold -> chosen)" in text
     assert "ask: 4 questions, hit@3" in text and "  out:  " in text
     assert "  out:  " not in judged_text(judged, samples=False)
+
+
+def test_seconds_of_a_cached_generation_are_its_own_not_the_lookups():
+    """A run answered from the LLM cache reports the generation's seconds (stored with it), so
+    a rerun from the cache does not claim a 0.00003 s write model."""
+    rows = persona_judge_rows("dev", 1)["write"][:3]
+
+    class Cached(Scripted):
+        def chat(self, messages, **kw):
+            out = super().chat(messages, **kw)
+            return Completion(out.text, seconds=0.4, finish_reason="stop", cached=True)
+
+    assert judge_write(Cached(), rows)["seconds_p50"] == 0.4
+    assert judge_write(Scripted(), rows)["seconds_p50"] < 0.1  # not cached: the wall time
