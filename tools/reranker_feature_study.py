@@ -45,15 +45,18 @@ SETS = {"base": (), "+next_cos": ("next_cos",), "+neighbour overlap": ("next_ov"
 
 
 def main() -> None:
+    """Parse the arguments, run the study; a `MagsError` (LoCoMo unreadable, no embedder)
+    ends it with its cause and fix, without a traceback."""
     from mags_lib.errors import MagsError
 
+    args = arguments()
     try:
-        run()
+        study(args)
     except MagsError as exc:
         raise SystemExit(f"error: {exc}") from None
 
 
-def run() -> None:
+def arguments() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", help="JSON file for the study")
     ap.add_argument("--pool", type=int, default=50)
@@ -63,7 +66,11 @@ def run() -> None:
     ap.add_argument("--gbm", action="store_true", help="also boosted trees (base and +all)")
     ap.add_argument("--smoke", action="store_true",
                     help="two LoCoMo training conversations, 3 / 2 personas, base and +all")
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def study(args: argparse.Namespace) -> None:
+    """Build the pools, cross-fit every feature set (and learner), print and save the table."""
     from mags_lib.evaluation.conversation_study import study_embedder
     from mags_lib.tasks.registry import get_task
 
