@@ -371,10 +371,9 @@ def test_splits_section(root: Path) -> str:
         out += ["", targets_markdown(targets["conversations"])]
     split = _locomo_split(m)
     if split:
-        k = (((m.get("locomo") or {}).get("qa") or {}).get("config") or {}).get("k")
         out += ["", "Where LoCoMo's F1 goes (`evaluation.evidence_split`; the answerable test "
-                "questions split by whether any evidence turn is among the "
-                f"{k or 'k'} lines shown):", "", split]
+                "questions split by whether any evidence turn is among the best 10 lines "
+                "shown):", "", split]
     return "\n".join(out)
 
 

@@ -73,6 +73,7 @@ def study(args: argparse.Namespace) -> None:
     """Build the pools, cross-fit every feature set (and learner), print and save the table."""
     from mags_lib.evaluation.conversation_study import study_embedder
     from mags_lib.tasks.registry import get_task
+    from mags_lib.train.recall_reranker import recall_at_k
 
     locomo, persona = get_task("locomo"), get_task("persona")
     if not locomo.available():
@@ -85,10 +86,10 @@ def study(args: argparse.Namespace) -> None:
              for c in locomo.episodes("train", 2 if args.smoke else None)}
     train = pools(persona.episodes("train", args.train_personas), embedder, args.pool)
     dev = pools(persona.episodes("dev", args.dev_personas), embedder, args.pool)
-    every = [g for gs in convs.values() for g in gs]
+    every = groups([g for gs in convs.values() for g in gs], [])
     report = {"args": vars(args), "questions": len(every),
-              "current_recall@10": float(np.mean(recall(every, None))),
-              "pool_ceiling": float(np.mean(recall(every, None, k=10**9))), "sets": {}}
+              "current_recall@10": float(np.mean(recall_at_k(every, None, 10))),
+              "pool_ceiling": float(np.mean(recall_at_k(every, None, 10**9))), "sets": {}}
     sets = {k: SETS[k] for k in ("base", "+all")} if args.smoke else SETS
     learners = ["mlp", "gbm"] if args.gbm else ["mlp"]
     print(f"pool {args.pool}: {len(every)} questions, recall@10 as ranked "
@@ -150,9 +151,10 @@ def pools(conversations, embedder, pool: int) -> list[dict]:
             q = {"cos": cos, "terms": qt, "idf": idf, "total": total, "named": named,
                  "tenth": tenth}
             extra = [extra_row(at[h.node_id], q, terms, speakers) for h in hits]
-            out.append({"evidence": set(qa.evidence),
-                        "sources": [{str(s) for s in h.sources} for h in hits],
-                        "x": x, "extra": np.asarray(extra, dtype=np.float64).reshape(-1, len(EXTRA))})
+            out.append({"conversation": conv.sample_id, "category": qa.category,
+                        "evidence": tuple(qa.evidence),
+                        "sources": [[str(s) for s in h.sources] for h in hits], "x": x,
+                        "extra": np.asarray(extra, dtype=np.float64).reshape(-1, len(EXTRA))})
     return out
 
 
@@ -176,65 +178,64 @@ def extra_row(i: int, q: dict, terms: list[set], speakers: list[str]) -> list[fl
             float(q["cos"][i] >= q["tenth"])]
 
 
-def _x(g: dict, cols: list[int]) -> np.ndarray:
-    return np.hstack([g["x"], g["extra"][:, cols]]) if cols else g["x"]
+def groups(rows: list[dict], cols: list[int]) -> list:
+    """`train.recall_reranker.EvidenceGroup`s whose features are the shipped ones plus the
+    `EXTRA` columns `cols`."""
+    from mags_lib.train.recall_reranker import EvidenceGroup
+
+    return [EvidenceGroup(r["conversation"], r["category"], r["evidence"], r["sources"],
+                          np.hstack([r["x"], r["extra"][:, cols]]) if cols else r["x"])
+            for r in rows]
 
 
-def _y(g: dict) -> np.ndarray:
-    return np.array([int(bool(g["evidence"] & s)) for s in g["sources"]])
+class Scorer:
+    """A fitted scikit-learn classifier behind the `probabilities(x)` that
+    `recall_reranker.recall_at_k` reads (a `Reranker` takes the shipped features only)."""
+
+    def __init__(self, model, mean: np.ndarray | None = None, scale: np.ndarray | None = None):
+        self.model, self.mean, self.scale = model, mean, scale
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        z = x if self.mean is None else (x - self.mean) / self.scale
+        return self.model.predict_proba(z)[:, 1]
 
 
-def fit(groups: list[dict], weights: list[float], cols: list[int], learner: str):
-    """A scorer of rows fitted on `groups` (the shipped reranker's MLP settings, or boosting)."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
-    from sklearn.neural_network import MLPClassifier
+def fitter(learner: str):
+    """`cross_fitted`'s fitter: the shipped reranker's MLP settings (`fit_reranker`), or
+    histogram gradient boosting, on features of any width."""
+    def fit(train: list, weights: list[float]) -> Scorer:
+        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.neural_network import MLPClassifier
 
-    x = np.concatenate([_x(g, cols) for g in groups])
-    y = np.concatenate([_y(g) for g in groups])
-    w = np.concatenate([np.full(len(g["sources"]), wt) for g, wt in zip(groups, weights,
-                                                                         strict=True)])
-    if learner == "gbm":
-        model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05,
-                                               max_leaf_nodes=15, random_state=0)
-        model.fit(x, y, sample_weight=w)
-        return lambda rows: model.predict_proba(rows)[:, 1]
-    mean, scale = x.mean(axis=0), x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    mlp = MLPClassifier(hidden_layer_sizes=(16,), alpha=1e-3, max_iter=500, random_state=0)
-    mlp.fit((x - mean) / scale, y, sample_weight=w)
-    return lambda rows: mlp.predict_proba((rows - mean) / scale)[:, 1]
-
-
-def recall(groups: list[dict], scorer, cols: list[int] | None = None,
-           k: int = 10) -> list[float]:
-    """Per question, the share of its evidence among the top k hits (pool order or scored)."""
-    out = []
-    for g in groups:
-        order = (np.arange(len(g["sources"])) if scorer is None or not len(g["sources"])
-                 else np.argsort(-scorer(_x(g, cols or [])), kind="stable"))
-        found = set().union(*(g["sources"][i] for i in order[:k])) if len(order) else set()
-        out.append(len(found & g["evidence"]) / len(g["evidence"]))
-    return out
+        x = np.concatenate([g.x for g in train])
+        y = np.concatenate([g.y for g in train])
+        w = np.concatenate([np.full(len(g.y), wt) for g, wt in zip(train, weights,
+                                                                    strict=True)])
+        if learner == "gbm":
+            model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05,
+                                                   max_leaf_nodes=15, random_state=0)
+            return Scorer(model.fit(x, y, sample_weight=w))
+        mean, scale = x.mean(axis=0), x.std(axis=0)
+        scale[scale < 1e-9] = 1.0
+        mlp = MLPClassifier(hidden_layer_sizes=(16,), alpha=1e-3, max_iter=500, random_state=0)
+        return Scorer(mlp.fit((x - mean) / scale, y, sample_weight=w), mean, scale)
+    return fit
 
 
 def cross_fit(convs: dict, train: list[dict], dev: list[dict], cols: list[int], learner: str,
               persona_weight: float) -> dict:
-    """Leave one conversation out (with the training personas always in), as the shipped
-    reranker's study; the development personas by the fit on every conversation."""
-    def fitted(names):
-        groups = [g for n in names for g in convs[n]] + train
-        weights = [1.0] * (len(groups) - len(train)) + [persona_weight] * len(train)
-        return fit(groups, weights, cols, learner)
+    """`recall_reranker.cross_fitted` (leave one conversation out, the training personas always
+    in, the development personas by the fit on all) on these features and this learner."""
+    from mags_lib.train.recall_reranker import cross_fitted
 
-    by_conv, pooled = {}, []
-    for name in convs:
-        values = recall(convs[name], fitted([n for n in convs if n != name]), cols)
-        by_conv[name] = float(np.mean(values))
-        pooled += values
-    final = fitted(list(convs))
-    return {"held_out@10": float(np.mean(pooled)), "by_conversation": by_conv,
-            "dev_personas@5": float(np.mean(recall(dev, final, cols, 5))),
-            "dev_personas@10": float(np.mean(recall(dev, final, cols, 10)))}
+    result, _ = cross_fitted({n: groups(rows, cols) for n, rows in convs.items()},
+                             groups(train, cols), {"dev": groups(dev, cols)},
+                             always_weight=persona_weight, fitter=fitter(learner))
+    by = result["by_source"]
+    return {"held_out@10": result["held_out_pooled"]["reranked_recall@10"],
+            "by_conversation": {n: by[n]["reranked_recall@10"] for n in convs},
+            "dev_personas@5": by["dev"]["reranked_recall@5"],
+            "dev_personas@10": by["dev"]["reranked_recall@10"]}
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ answerable questions by whether any evidence turn is among the lines shown (`rec
 anything (an `add` or an `update`).
 
     split = evidence_split(rows, "mags")       # rows: a conversation study's per-question rows
-    split["shown"], split["f1_shown"]          # 33 questions with evidence shown, F1 there
+    split["shown"], split["f1_shown"]          # questions with evidence shown, F1 there
     gap_clause(rows, reads, "mags", "static_rag")
 
 Nothing here re-runs a model: it reads the rows a study wrote (`metrics.json`), so it can be

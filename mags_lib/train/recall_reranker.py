@@ -95,7 +95,7 @@ def fit_reranker(groups: Sequence[EvidenceGroup], weights: Sequence[float] | Non
                      "positives": int(y.sum()), "features": list(FEATURES), **(meta or {})})
 
 
-def recall_at_k(groups: Sequence[EvidenceGroup], reranker: Reranker | None = None,
+def recall_at_k(groups: Sequence[EvidenceGroup], reranker: Any = None,
                 k: int = 10) -> list[float]:
     """Per question, the share of its evidence among the sources of the top k hits: the pool's
     own order, or the reranker's (best first, ties by pool order)."""
@@ -110,7 +110,7 @@ def recall_at_k(groups: Sequence[EvidenceGroup], reranker: Reranker | None = Non
 
 def cross_fitted(held_out: dict[str, list[EvidenceGroup]], always: list[EvidenceGroup],
                  judged: dict[str, list[EvidenceGroup]], *, always_weight: float = 3.0,
-                 ks: Sequence[int] = (5, 10), on_fold: Any = None,
+                 ks: Sequence[int] = (5, 10), on_fold: Any = None, fitter: Any = None,
                  **fit: Any) -> tuple[dict[str, Any], Reranker]:
     """Leave one conversation out: for each of `held_out` (name -> its questions), a reranker
     fitted on the others and `always` (rows weighted `always_weight`) judges it; `judged`
@@ -118,11 +118,13 @@ def cross_fitted(held_out: dict[str, list[EvidenceGroup]], always: list[Evidence
     and `always`, which is returned beside the study (the one to ship). recall@k per question,
     before ('current') and after ('reranked'). `on_fold(name, reranker)`, where given, receives
     each held-out conversation's reranker (one that never saw it), so that a later check on that
-    conversation can read it out of sample."""
+    conversation can read it out of sample. `fitter(groups, weights, **fit)` replaces
+    `fit_reranker` for a study of other features or learners (anything with
+    `probabilities(x)`; `tools/reranker_feature_study.py`)."""
     def fitted(names: list[str]) -> Reranker:
         train = [g for n in names for g in held_out[n]] + list(always)
         weights = [1.0] * (len(train) - len(always)) + [always_weight] * len(always)
-        return fit_reranker(train, weights, **fit)
+        return (fitter or fit_reranker)(train, weights, **fit)
 
     rows: dict[str, dict[str, Any]] = {}
     for name in held_out:
