@@ -879,6 +879,27 @@ def conversation_bench_section(root: Path) -> str:
             + (f". {m['note']}" if m.get("note") else "") + ".")
 
 
+def lookahead_bench_section(root: Path) -> str:
+    """`bench lookahead`: each role's recorded calls replayed with guessing ahead off and on,
+    p50 seconds, the speed-up, tokens a reply and the share of replies that stayed the same."""
+    m = _load(root / "bench" / "lookahead.json")
+    if not m or not m.get("roles"):
+        return _missing("results/bench/lookahead.json", "python -m mags_lib.bench lookahead")
+    rows = []
+    for role, settings in sorted(m["roles"].items()):
+        for n, r in sorted(settings.items(), key=lambda kv: int(kv[0])):
+            rows.append([role, n, r.get("calls"), _f(r.get("prompt_tokens_mean"), 1),
+                         _f(r.get("tokens_mean"), 1), _f(r.get("seconds_p50"), 3),
+                         _f(r.get("speedup_p50"), 2), _f(r.get("identical"), 3)])
+    models = ", ".join(f"{role} `{_name(p)}`" for role, p in (m.get("role_models") or {}).items())
+    return (f"The write and ask calls of `mags` on {m.get('conversation')} ({m.get('turns')} "
+            f"turns, {m.get('questions')} questions), replayed with `LLMConfig.lookahead` tokens "
+            "guessed ahead by prompt lookup (0: off):\n\n"
+            + _table(["role", "lookahead", "calls", "prompt tokens", "reply tokens", "p50 s",
+                      "speed-up", "replies unchanged"], rows)
+            + f"\n\nModels: {models}" + (f". {m['note']}" if m.get("note") else "") + ".")
+
+
 def llm_bench_section(root: Path) -> str:
     """`bench llm`: each GGUF's quantization, size, load time, prompt evaluation (p50 s for the
     benchmark's prompt, tokens/s) and the p50 ms of a new token."""
@@ -1180,6 +1201,7 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("Recall's learned reranker", recall_reranker_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section),
             ("Conversation benchmark", conversation_bench_section),
+            ("Lookahead benchmark", lookahead_bench_section),
             ("LLM benchmark", llm_bench_section))
 
 

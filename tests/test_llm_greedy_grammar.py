@@ -59,3 +59,48 @@ def test_the_kept_prefix_is_reused_and_changes_no_reply(embedded_llm):
     again = [embedded_llm.chat(m, max_tokens=32).text for m in reversed(messages)][::-1]
     alone = [fresh.chat(m, max_tokens=32).text for m in messages[::-1]][::-1]
     assert first == again == alone
+
+
+def test_lookup_guesses_what_followed_the_latest_match():
+    from mags_lib.llm.greedy_grammar import lookup
+
+    assert lookup([1, 2, 3, 9, 1, 2, 3, 4, 5, 1, 2, 3], 2) == [4, 5]  # the latest of two
+    assert lookup([7, 8, 9, 7], 5) == [8, 9, 7]  # clipped by what there is
+    assert lookup([4, 5, 6], 3) == [] and lookup([4], 3) == [] and lookup([], 3) == []
+    assert lookup([1, 2, 3, 1, 2], 0) == []
+    assert lookup([5, 1, 6, 2, 1, 2], 2, max_ngram=1) == [1, 2]  # the last token alone
+
+
+def test_lookahead_out_of_range_is_refused():
+    from mags_lib.errors import MagsError
+
+    with pytest.raises(MagsError, match="lookahead"):
+        load_llm(LLMConfig(lookahead=-1, cache=False))
+    with pytest.raises(MagsError, match="lookahead"):
+        load_llm(LLMConfig(lookahead=33, cache=False))
+
+
+@pytest.mark.slow
+def test_lookahead_keeps_guesses_and_leaves_the_model_as_a_fresh_one():
+    """Guessed tokens are kept where the prompt shows them (the worked examples' empty block),
+    replies stay inside the grammar, and the guesses a call drops leave nothing behind: the
+    next call answers as a freshly loaded model does."""
+    from mags_lib.actions import parse_actions
+
+    ahead = load_llm(LLMConfig(cache=False, n_ctx=1024, lookahead=4))
+    writes = [play_write_messages(t, ["Ada lives in Lisbon."], few_shot=True) for t in WRITES]
+    asks = [play_ask_messages(q, few_shot=True) for q in ASKS]
+    outs = [ahead.chat(m, grammar=engram_grammar(), max_tokens=64, stop=["</engram>"])
+            for m in writes]
+    outs += [ahead.chat(m, grammar=recall_grammar(), max_tokens=64) for m in asks]
+    assert sum(o.usage["kept_guesses"] for o in outs) > 0
+    for out in outs:
+        assert 0 <= out.usage["kept_guesses"] <= out.usage["guessed_tokens"]
+    for out, kind in zip(outs, ["engram"] * len(writes) + ["recall"] * len(asks), strict=True):
+        text = out.text if kind == "recall" else out.text + "</engram>"
+        assert parse_actions(text, kind).complete, text
+    fresh = load_llm(LLMConfig(cache=False, n_ctx=1024, lookahead=4))
+    for messages in (asks[-1], writes[0]):
+        grammar = recall_grammar() if messages is asks[-1] else engram_grammar()
+        assert (ahead.chat(messages, grammar=grammar, max_tokens=64).text
+                == fresh.chat(messages, grammar=grammar, max_tokens=64).text)

@@ -774,6 +774,24 @@ def test_the_conversation_benchmark_has_its_section_with_the_reader(tmp_path):
     assert "did not yet name its reader" in conversation_bench_section(tmp_path)
 
 
+def test_the_lookahead_benchmark_has_its_section(tmp_path):
+    from mags_lib.summary import lookahead_bench_section
+
+    assert "python -m mags_lib.bench lookahead" in lookahead_bench_section(tmp_path)
+    row = {"calls": 100, "seconds_p50": 0.5, "tokens_mean": 12.5, "prompt_tokens_mean": 90.0,
+           "identical": 1.0}
+    bench = {"conversation": "conv-26", "turns": 100, "questions": 20,
+             "role_models": {"write": "/x/write-grpo-q8_0.gguf"},
+             "roles": {"write": {"0": row, "4": {**row, "seconds_p50": 0.4, "identical": 0.97,
+                                                 "speedup_p50": 1.25}}}}
+    (tmp_path / "bench").mkdir()
+    (tmp_path / "bench" / "lookahead.json").write_text(json.dumps(bench))
+    text = lookahead_bench_section(tmp_path)
+    assert "| write | 0 | 100 | 90.0 | 12.5 | 0.500 | – | 1.000 |" in text
+    assert "| write | 4 | 100 | 90.0 | 12.5 | 0.400 | 1.25 | 0.970 |" in text
+    assert "write `write-grpo-q8_0.gguf`" in text
+
+
 def test_the_llm_benchmark_has_its_section(tmp_path):
     from mags_lib.summary import llm_bench_section
 

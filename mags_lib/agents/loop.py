@@ -350,7 +350,7 @@ class MagsLoopAgent(MemoryAgent):
                                       temperature=0.0, seed=self.config.seed,
                                       stop=[ENGRAM_CLOSE], grammar=engram_grammar()
                                       if self.loop.write_grammar else None)
-            timing["write"] = time.perf_counter() - t1
+            timing["write"] = out.generation_seconds(time.perf_counter() - t1)
             self.last_tokens["write"] = int(out.usage.get("prompt_tokens") or 0)
             parsed = parse_actions(closed(out, ENGRAM_CLOSE), "engram")
             self.last_write = {"turn": obs.turn, "held": held, "raw": out.text,
@@ -403,9 +403,11 @@ class MagsLoopAgent(MemoryAgent):
         from mags_lib.actions import query_texts, recall_grammar
 
         messages = play_ask_messages(obs.text, few_shot=self.loop.few_shot)
+        t0 = time.perf_counter()
         out = self.ask_llm.chat(messages, max_tokens=self.loop.ask_max_tokens, temperature=0.0,
                                 seed=self.config.seed,
                                 grammar=recall_grammar() if self.loop.ask_grammar else None)
+        self.last_timing["ask"] = out.generation_seconds(time.perf_counter() - t0)
         self.last_tokens["ask"] = int(out.usage.get("prompt_tokens") or 0)
         texts, complete = query_texts(out.text)
         self.counts["ask_calls"] += 1
@@ -416,8 +418,7 @@ class MagsLoopAgent(MemoryAgent):
         return texts
 
     def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
-        t0 = time.perf_counter()
-        texts = self.queries(obs)
+        texts = self.queries(obs)  # times the ask model's call (`last_timing["ask"]`)
         if self.loop.recall_observation and obs.text not in texts:
             # last for the score merges (order-free); first when interleaving, so the
             # observation's best hit leads
@@ -431,7 +432,6 @@ class MagsLoopAgent(MemoryAgent):
                                               self.loop.past_lines, bool(obs.legal_actions))))
         if self.loop.working_lines:
             lines = self._with_working(texts, lines)
-        self.last_timing["ask"] = t1 - t0
         self.last_timing["recall"] = time.perf_counter() - t1
         return lines
 

@@ -33,9 +33,7 @@ def _generate(llm: Any, rows: list[dict], *, max_tokens: int, stop: list[str] | 
         t0 = time.perf_counter()
         out = llm.chat(row["prompt"], max_tokens=max_tokens, temperature=0.0, seed=0, stop=stop,
                        grammar=grammar)
-        # a cached generation's own seconds, not the cache lookup's
-        seconds.append(out.seconds if getattr(out, "cached", False)
-                       else time.perf_counter() - t0)
+        seconds.append(out.generation_seconds(time.perf_counter() - t0))
         texts.append(closed(out, close))
     return texts, seconds
 

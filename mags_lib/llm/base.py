@@ -26,6 +26,11 @@ class Completion:
     finish_reason: str = "stop"
     cached: bool = False
 
+    def generation_seconds(self, elapsed: float) -> float:
+        """Seconds this generation took: `elapsed` (the caller's wall clock around the call),
+        except for a cached one, whose wall clock timed a lookup: then its stored seconds."""
+        return self.seconds if self.cached else elapsed
+
 
 @dataclass
 class LLMConfig:
@@ -46,6 +51,9 @@ class LLMConfig:
     flash_attn: bool = field(default=False, metadata={
         "help": "llama.cpp flash attention: prompts about 15% faster on 2 cores, but other "
                 "numerics than the models were judged with (2 of 60 write outputs changed)"})
+    lookahead: int = field(default=0, metadata={
+        "help": "llama.cpp, greedy replies under a grammar: tokens guessed ahead by prompt "
+                "lookup and checked in one batch (0: off; see llm/greedy_grammar.py)"})
     adapter: str | None = field(default=None, metadata={"help": "LoRA adapter dir (transformers)"})
     device: str = field(default="auto", metadata={"help": "transformers device: auto, cpu, cuda"})
     base_url: str = field(
