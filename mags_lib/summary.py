@@ -867,7 +867,8 @@ def conversation_bench_section(root: Path) -> str:
                      ", ".join(f"{x} {_f((stages.get(kind) or {}).get(x), 3)}" for x in names)])
     targets = m.get("targets") or {}
     met = "; ".join(f"{k.split('_')[0]} p50 {_f(t.get('value'), 3)} (≤ {t.get('limit_s')} s: "
-                    f"{_f(t.get('met'))})" for k, t in targets.items())
+                    f"{_f(t.get('met'))})" if t.get("value") is not None
+                    else f"{k.split('_')[0]} not timed" for k, t in targets.items())
     reader = (m.get("reader") or {}).get("model")
     models = ", ".join(f"{role} `{_name(p)}`" for role, p in (m.get("role_models") or {}).items())
     return (f"On {m.get('conversation')} (memory of {m.get('memory_size')} nodes; "
@@ -877,27 +878,6 @@ def conversation_bench_section(root: Path) -> str:
             + (f"`{_name(reader)}`" if reader else "the embedded base model (an earlier run: the "
                "benchmark did not yet name its reader)")
             + (f". {m['note']}" if m.get("note") else "") + ".")
-
-
-def lookahead_bench_section(root: Path) -> str:
-    """`bench lookahead`: each role's recorded calls replayed with guessing ahead off and on,
-    p50 seconds, the speed-up, tokens a reply and the share of replies that stayed the same."""
-    m = _load(root / "bench" / "lookahead.json")
-    if not m or not m.get("roles"):
-        return _missing("results/bench/lookahead.json", "python -m mags_lib.bench lookahead")
-    rows = []
-    for role, settings in sorted(m["roles"].items()):
-        for n, r in sorted(settings.items(), key=lambda kv: int(kv[0])):
-            rows.append([role, n, r.get("calls"), _f(r.get("prompt_tokens_mean"), 1),
-                         _f(r.get("tokens_mean"), 1), _f(r.get("seconds_p50"), 3),
-                         _f(r.get("speedup_p50"), 2), _f(r.get("identical"), 3)])
-    models = ", ".join(f"{role} `{_name(p)}`" for role, p in (m.get("role_models") or {}).items())
-    return (f"The write and ask calls of `mags` on {m.get('conversation')} ({m.get('turns')} "
-            f"turns, {m.get('questions')} questions), replayed with `LLMConfig.lookahead` tokens "
-            "guessed ahead by prompt lookup (0: off):\n\n"
-            + _table(["role", "lookahead", "calls", "prompt tokens", "reply tokens", "p50 s",
-                      "speed-up", "replies unchanged"], rows)
-            + f"\n\nModels: {models}" + (f". {m['note']}" if m.get("note") else "") + ".")
 
 
 def llm_bench_section(root: Path) -> str:
@@ -931,9 +911,18 @@ MECHANISMS_LEAD = "Which mechanism pays off where"
 REPORT_POINTER = "Every table"
 
 
+def _prompt_rate(root: Path, model: Any) -> float | None:
+    """Prompt tokens a second that `bench llm` measured for the GGUF named like `model`."""
+    rows = (_load(root / "bench" / "llm.json") or {}).get("models") or []
+    return next((r.get("prompt_tokens_per_s") for r in rows
+                 if model and r.get("model") == _name(model)), None)
+
+
 def _speed_line(root: Path) -> str:
     """`mags`'s p50 seconds a game turn (`bench agent`) and a LoCoMo turn and question
-    (`bench conversation`), each with its target; empty when neither benchmark ran."""
+    (`bench conversation`; a run that timed no question gives the turn alone), each with its
+    target, and how fast this machine reads the write model's prompts (`bench llm`), since the
+    seconds depend on the machine; empty when neither benchmark ran."""
     parts = []
     agent_bench = _load(root / "bench" / "agent.json") or {}
     bench = agent_bench.get("targets") or {}
@@ -949,6 +938,13 @@ def _speed_line(root: Path) -> str:
         parts.append(f"on {conv.get('conversation')} {_f(turn['value'], 2)} s a turn and "
                      f"{_f(question['value'], 2)} s a question (≤ {turn['limit_s']} / "
                      f"{question['limit_s']} s: {_f(turn.get('met'))} / {_f(question.get('met'))})")
+    elif turn.get("value") is not None:
+        parts.append(f"on {conv.get('conversation')} {_f(turn['value'], 2)} s a turn "
+                     f"(≤ {turn['limit_s']} s: {_f(turn.get('met'))}; no question timed)")
+    rate = _prompt_rate(root, (conv.get("role_models") or {}).get("write"))
+    if turn.get("value") is not None and rate:
+        parts[-1] += (f", on a machine that reads the write model's prompts at {_f(rate, 0)} "
+                      "tokens/s (`bench llm`)")
     return f"{SPEED_LEAD} " + "; ".join(parts) + "." if parts else ""
 
 
@@ -1201,7 +1197,6 @@ SECTIONS = ((PIPELINE_TITLE, pipeline_section), ("Dataset (01)", synth_section),
             ("Recall's learned reranker", recall_reranker_section),
             ("Memory benchmark", bench_section), ("Agent benchmark", agent_bench_section),
             ("Conversation benchmark", conversation_bench_section),
-            ("Lookahead benchmark", lookahead_bench_section),
             ("LLM benchmark", llm_bench_section))
 
 
@@ -1254,6 +1249,30 @@ def previous_sections(text: str) -> dict[str, str]:
     return out
 
 
+_NOTEBOOK_HEAD = re.compile(r"^(\d\d)_[a-z0-9_]+(?: \(SMOKE run\))?$", re.M)
+_NOTEBOOK_MISSING = re.compile(r"_notebook (\d\d) results: not found; run `[^`]*`\._")
+
+
+def merge_kept_notebooks(body: str, previous: str) -> str:
+    """A section made of one block per notebook, each headed by the notebook's name (training:
+    02 and 03): a block whose results are missing in this run keeps the previous report's
+    block, under a `KEPT` line, so that re-running one notebook does not blank the other's."""
+    heads = list(_NOTEBOOK_HEAD.finditer(previous))
+    blocks = {}
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(previous)
+        paragraphs = previous[head.start():end].strip().split("\n\n")
+        blocks[head.group(1)] = "\n\n".join(x for x in paragraphs
+                                            if not x.startswith(KEPT_MARK))
+    out = []
+    for part in body.split("\n\n"):
+        found = _NOTEBOOK_MISSING.fullmatch(part.strip())
+        if found and found.group(1) in blocks:
+            part = KEPT.format(why=_missing_why(part)) + "\n\n" + blocks[found.group(1)]
+        out.append(part)
+    return "\n\n".join(out)
+
+
 def render(root: Path = RESULTS_DIR, previous: str | None = None) -> str:
     """Every section from `root`; with `previous` (the report this one replaces), a section
     whose results are missing here keeps its previous body under a `KEPT` line, so that
@@ -1275,6 +1294,8 @@ def render(root: Path = RESULTS_DIR, previous: str | None = None) -> str:
             body = merge_kept_banks(body, old[title])
         if _is_missing(body) and old.get(title) and not _is_missing(old[title]):
             body = KEPT.format(why=_missing_why(body)) + "\n\n" + old[title]
+        elif old.get(title) and _NOTEBOOK_MISSING.search(body):
+            body = merge_kept_notebooks(body, old[title])
         parts.append(f"## {title}\n\n{body}")
     return "\n\n".join(parts) + "\n"
 

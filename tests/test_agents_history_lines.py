@@ -133,3 +133,32 @@ def test_the_loop_shows_earlier_versions_only_for_an_open_question_about_the_pas
         default, "Before the quax you place Porto or Lisbon. Which?", ["Porto", "Lisbon"]))
     assert not any("no longer" in t for t in shown(agent(past_versions=0),
                                                    "Where did Ana live before?"))
+
+
+def test_the_loops_timings_give_a_cached_calls_own_seconds():
+    """A turn answered from the LLM cache times the generation (its stored seconds), not the
+    lookup, so a rerun from the cache does not report a 0.00003 s write or ask model."""
+    from mags_lib.agents.loop import MagsLoopAgent
+    from mags_lib.game.base import Observation
+    from mags_lib.llm import Completion
+
+    class Cached:
+        def __init__(self, text, cached):
+            self.text, self.cached = text, cached
+
+        def chat(self, messages, **kw):
+            return Completion(self.text, seconds=0.4, finish_reason="stop", cached=self.cached)
+
+    for cached in (True, False):
+        agent = MagsLoopAgent(None, ask_llm=Cached("<recall>\nquery: Ana\n</recall>", cached),
+                              write_llm=Cached("<engram>\nadd semantic 0.9: Ana is 3.\n", cached),
+                              embedder=HashingEmbedder())
+        agent.reset(0)
+        agent.observe(Observation("Ana: I am 3.", turn=1, kind="utterance"))
+        write = agent.last_timing["write"]
+        agent.memory_lines(Observation("How old is Ana?", turn=2, kind="question"))
+        ask = agent.last_timing["ask"]
+        if cached:
+            assert write == ask == 0.4
+        else:  # the wall clock around the call
+            assert write < 0.1 and ask < 0.1

@@ -182,33 +182,3 @@ def test_llm_bench_names_the_file_it_cannot_read(tmp_path, monkeypatch):
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 2 and "absent.gguf" in proc.stderr and "fix:" in proc.stderr
     assert not (tmp_path / "x.json").exists()
-
-
-@pytest.mark.slow
-def test_lookahead_bench_replays_the_roles_calls(tmp_path):
-    """The CLI on a development persona: every recorded call replayed under each setting."""
-    import json
-    import subprocess
-    import sys
-
-    out = tmp_path / "lookahead.json"
-    proc = subprocess.run([sys.executable, "-m", "mags_lib.bench", "lookahead", "--source",
-                           "persona", "--conversation", "10000", "--turns", "3", "--questions",
-                           "1", "--lookahead", "2", "--out", str(out)],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    result = json.loads(proc.stdout)
-    assert result["conversation"] == "persona-dev-10000" and result["turns"] == 3
-    write = result["roles"]["write"]
-    assert set(write) == {"0", "2"} and write["0"]["calls"] == write["2"]["calls"] >= 1
-    assert write["0"]["identical"] == 1.0 and 0.0 <= write["2"]["identical"] <= 1.0
-    assert write["2"]["speedup_p50"] > 0 and write["0"]["seconds_p50"] > 0
-    assert json.loads(out.read_text())["roles"] == result["roles"]
-
-
-def test_lookahead_bench_refuses_a_setting_of_zero():
-    from mags_lib.bench.lookahead_bench import LookaheadBenchConfig, bench_lookahead
-    from mags_lib.errors import MagsError
-
-    with pytest.raises(MagsError, match="positive"):
-        bench_lookahead(LookaheadBenchConfig(lookahead=[0]))

@@ -402,6 +402,17 @@ def test_the_readme_block_gives_the_game_and_conversation_speeds_with_their_targ
     line = next(x for x in readme_headline(tmp_path).splitlines() if x.startswith("Speed:"))
     assert line.startswith("Speed: mags p50 0.42 / 0.36 s a turn at turns 50 / 200 of one game "
                            "(≤ 1 s: yes); on conv-26 0.36 s a turn")
+    # a run that timed turns alone, and the machine's prompt speed for that write model
+    (tmp_path / "bench" / "conversation.json").write_text(json.dumps({
+        "conversation": "conv-26", "role_models": {"write": "/x/write-grpo-q8_0.gguf"},
+        "targets": {"turn_p50": {"limit_s": 0.5, "value": 0.362, "met": True},
+                    "question_p50": {"limit_s": 1.0, "value": None, "met": False}}}))
+    (tmp_path / "bench" / "llm.json").write_text(json.dumps({"models": [
+        {"model": "write-grpo-q8_0.gguf", "prompt_tokens_per_s": 478.9}]}))
+    line = next(x for x in readme_headline(tmp_path).splitlines() if x.startswith("Speed:"))
+    assert line.endswith("; on conv-26 0.36 s a turn (≤ 0.5 s: yes; no question timed), on a "
+                         "machine that reads the write model's prompts at 479 tokens/s "
+                         "(`bench llm`).")
 
 
 def test_the_readme_block_gives_the_chat_across_restarts(tmp_path):
@@ -774,24 +785,6 @@ def test_the_conversation_benchmark_has_its_section_with_the_reader(tmp_path):
     assert "did not yet name its reader" in conversation_bench_section(tmp_path)
 
 
-def test_the_lookahead_benchmark_has_its_section(tmp_path):
-    from mags_lib.summary import lookahead_bench_section
-
-    assert "python -m mags_lib.bench lookahead" in lookahead_bench_section(tmp_path)
-    row = {"calls": 100, "seconds_p50": 0.5, "tokens_mean": 12.5, "prompt_tokens_mean": 90.0,
-           "identical": 1.0}
-    bench = {"conversation": "conv-26", "turns": 100, "questions": 20,
-             "role_models": {"write": "/x/write-grpo-q8_0.gguf"},
-             "roles": {"write": {"0": row, "4": {**row, "seconds_p50": 0.4, "identical": 0.97,
-                                                 "speedup_p50": 1.25}}}}
-    (tmp_path / "bench").mkdir()
-    (tmp_path / "bench" / "lookahead.json").write_text(json.dumps(bench))
-    text = lookahead_bench_section(tmp_path)
-    assert "| write | 0 | 100 | 90.0 | 12.5 | 0.500 | – | 1.000 |" in text
-    assert "| write | 4 | 100 | 90.0 | 12.5 | 0.400 | 1.25 | 0.970 |" in text
-    assert "write `write-grpo-q8_0.gguf`" in text
-
-
 def test_the_llm_benchmark_has_its_section(tmp_path):
     from mags_lib.summary import llm_bench_section
 
@@ -876,3 +869,18 @@ def test_the_recall_reranker_reaches_the_report_and_the_readme_line(tmp_path, mo
     (folder / "dev.json").write_text(json.dumps({"available": False, "why": "no LoCoMo file"}))
     (folder / "test.json").unlink()
     assert recall_reranker_section(tmp_path) == "_LoCoMo was not here: no LoCoMo file_"
+
+
+def test_a_notebook_missing_from_a_shared_section_keeps_its_previous_block():
+    """Training shows notebooks 02 and 03: with only 03 rerun, 02's tables are kept."""
+    from mags_lib.summary import KEPT_MARK, merge_kept_notebooks
+
+    previous = ("_Kept from the previous report: x._\n\n02_train_ask_model\n\n| ask 02 |\n\n"
+                "03_train_write_model\n\n| write 03 old |\n\nops old")
+    body = ("_notebook 02 results: not found; run `python -m mags_lib.pipeline --only 02`._"
+            "\n\n03_train_write_model\n\n| write 03 new |")
+    merged = merge_kept_notebooks(body, previous)
+    assert merged.startswith(KEPT_MARK) and "notebook 02 results: not found" in merged
+    assert "02_train_ask_model\n\n| ask 02 |\n\n03_train_write_model\n\n| write 03 new |" in merged
+    assert "old" not in merged and merged.count(KEPT_MARK) == 1
+    assert merge_kept_notebooks(body, "nothing of 02 here") == body

@@ -9,11 +9,8 @@
                                     [--window 25] [--seed 0] [--greedy]
                                     [--out results/bench/agent.json]
     python -m mags_lib.bench conversation [--source locomo] [--conversation conv-26]
-                                    [--turns 200] [--questions 20] [--lookahead 0]
+                                    [--turns 200] [--questions 20]
                                     [--out results/bench/conversation.json]
-    python -m mags_lib.bench lookahead [--conversation conv-26] [--turns 100]
-                                    [--questions 20] [--lookahead 4,8]
-                                    [--out results/bench/lookahead.json]
     python -m mags_lib.bench llm    [--models embedded,gguf,PATH.gguf] [--prompt-tokens 130]
                                     [--gen-tokens 16] [--repeats 5] [--out results/bench/llm.json]
 """
@@ -108,21 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--questions", type=int, default=20, help="questions answered at most")
     p.add_argument("--reader", default="auto",
                    help="the answer model: 'auto' (as notebooks 12 and 13), 'embedded', a .gguf")
-    p.add_argument("--lookahead", type=int, default=0,
-                   help="LLMConfig.lookahead: tokens guessed ahead by prompt lookup (0: off)")
     p.add_argument("--out", default="results/bench/conversation.json",
                    help="also write the JSON here (default results/bench/conversation.json)")
-    p = sub.add_parser("lookahead", help="the roles' calls replayed with and without lookahead")
-    p.add_argument("--source", choices=["locomo", "persona"], default="locomo")
-    p.add_argument("--conversation", default="conv-26",
-                   help="LoCoMo sample id (training split) or a persona dev seed")
-    p.add_argument("--turns", type=int, default=100, help="turns read from the start")
-    p.add_argument("--questions", type=int, default=20, help="questions asked at most")
-    p.add_argument("--lookahead", type=_sizes, default=[4, 8],
-                   help="comma-separated settings compared with 0 (default 4,8)")
-    p.add_argument("--threads", type=int, default=None, help="llama.cpp threads (all cores)")
-    p.add_argument("--out", default="results/bench/lookahead.json",
-                   help="also write the JSON here (default results/bench/lookahead.json)")
     p = sub.add_parser("llm", help="each GGUF's load, prompt evaluation and new-token time")
     p.add_argument("--models", default="embedded,gguf",
                    help="comma-separated: 'embedded', 'gguf' (every models/gguf/*.gguf), paths")
@@ -149,13 +133,7 @@ def main(argv: list[str] | None = None) -> dict:
 
         result = bench_conversation(ConversationBenchConfig(
             source=args.source, conversation=args.conversation, turns=args.turns,
-            questions=args.questions, reader=args.reader, lookahead=args.lookahead))
-    elif args.command == "lookahead":
-        from mags_lib.bench.lookahead_bench import LookaheadBenchConfig, bench_lookahead
-
-        result = bench_lookahead(LookaheadBenchConfig(
-            source=args.source, conversation=args.conversation, turns=args.turns,
-            questions=args.questions, lookahead=args.lookahead, threads=args.threads))
+            questions=args.questions, reader=args.reader))
     elif args.command == "llm":
         from mags_lib.bench.llm_bench import LLMBenchConfig, bench_llm
         from mags_lib.errors import MagsError

@@ -12,8 +12,7 @@ those turns (the ask model, recall, and the free-text answer of `agents/open_ans
 the reader notebooks 12 and 13 answer with: `reader_model`'s 'auto', the trained answer model's
 GGUF, else the embedded base model, said so), each timed. Default: LoCoMo's conv-26, a training conversation
 (where LoCoMo is absent, the first development persona, said so). Issue 40's targets: p50 at
-most 0.5 s a turn and 1.0 s a question on 2 cores. The generation cache is off. `--lookahead N`
-runs every model with `LLMConfig.lookahead` (`bench lookahead` says what it saves and changes).
+most 0.5 s a turn and 1.0 s a question on 2 cores. The generation cache is off.
 `stages_p50` splits both into the agent's own stages (a turn: the write model's call, the
 recall that shows it facts, the memory's write and step; a question: the ask model, recall and
 the answer), to show where the time goes.
@@ -39,25 +38,21 @@ class ConversationBenchConfig:
         "help": "the answer model: 'auto' (as notebooks 12 and 13: the trained answer model's "
                 "GGUF, else the embedded base model), 'embedded', or a .gguf path"})
     threads: int | None = field(default=None, metadata={"help": "llama.cpp threads"})
-    lookahead: int = field(default=0, metadata={
-        "help": "LLMConfig.lookahead of every model (tokens guessed ahead; 0: off)"})
     turn_target_s: float = field(default=0.5, metadata={"help": "p50 seconds a turn at most"})
     question_target_s: float = field(default=1.0, metadata={
         "help": "p50 seconds a question at most"})
 
 
-def pick_conversation(source: str, conversation: str) -> tuple[Any, str]:
-    """The conversation a benchmark reads (LoCoMo's `conversation`, or a persona by seed), and
-    a note where LoCoMo is absent and a development persona stands in."""
+def _conversation(cfg: ConversationBenchConfig) -> tuple[Any, str]:
     from mags_lib.conversations.persona import SEEDS, make_persona
     from mags_lib.tasks.registry import get_task
 
     locomo = get_task("locomo")
-    if source == "locomo" and locomo.available():
-        split = next(s for s in ("train", "test") if conversation in locomo.ids(s))
-        return locomo.episodes(split, ids=[conversation])[0], ""
-    seed = int(conversation) if conversation.isdigit() else SEEDS["dev"][0]
-    note = "LoCoMo is absent: a development persona instead" if source == "locomo" else ""
+    if cfg.source == "locomo" and locomo.available():
+        split = next(s for s in ("train", "test") if cfg.conversation in locomo.ids(s))
+        return locomo.episodes(split, ids=[cfg.conversation])[0], ""
+    seed = int(cfg.conversation) if cfg.conversation.isdigit() else SEEDS["dev"][0]
+    note = "LoCoMo is absent: a development persona instead" if cfg.source == "locomo" else ""
     return make_persona(seed, "dev"), note
 
 
@@ -87,9 +82,8 @@ def bench_conversation(cfg: ConversationBenchConfig) -> dict[str, Any]:
     from mags_lib.llm import LLMConfig, load_llm
     from mags_lib.rss import peak_rss_mb
 
-    conv, note = pick_conversation(cfg.source, cfg.conversation)
-    base = LLMConfig(model="embedded", n_ctx=1024, cache=False, n_threads=cfg.threads,
-                     lookahead=cfg.lookahead)
+    conv, note = _conversation(cfg)
+    base = LLMConfig(model="embedded", n_ctx=1024, cache=False, n_threads=cfg.threads)
     llm = load_llm(base)
     paths, missing = role_model_paths(AgentBenchConfig(models=cfg.models))
     roles = {role: llm if path == "embedded" else load_llm(replace(base, model=path))

@@ -51,9 +51,6 @@ class LLMConfig:
     flash_attn: bool = field(default=False, metadata={
         "help": "llama.cpp flash attention: prompts about 15% faster on 2 cores, but other "
                 "numerics than the models were judged with (2 of 60 write outputs changed)"})
-    lookahead: int = field(default=0, metadata={
-        "help": "llama.cpp, greedy replies under a grammar: tokens guessed ahead by prompt "
-                "lookup and checked in one batch (0: off; see llm/greedy_grammar.py)"})
     adapter: str | None = field(default=None, metadata={"help": "LoRA adapter dir (transformers)"})
     device: str = field(default="auto", metadata={"help": "transformers device: auto, cpu, cuda"})
     base_url: str = field(

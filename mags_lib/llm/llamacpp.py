@@ -81,9 +81,6 @@ class LlamaCppLLM:
                 'run `make setup` (it builds llama-cpp-python with CMAKE_ARGS="-DGGML_NATIVE=OFF")',
             ) from exc
         self.config = config or LLMConfig()
-        if not 0 <= self.config.lookahead <= 32:
-            raise MagsError(f"LLMConfig.lookahead={self.config.lookahead} is out of range",
-                            "guess 0 (off) to 32 tokens ahead; 8 suits the roles' replies")
         self.path = check_gguf(Path(gguf_path))
         self._grammars: dict[str, object] = {}
         self._kept: list[int] = []  # the chat prefix in the KV cache, evaluated on its own
@@ -91,8 +88,7 @@ class LlamaCppLLM:
         # the content digest, not just name and size: a retrained model exported under the same
         # name has the same size, and must not be served the old one's cached generations
         self.name = f"llamacpp:{self.path.name}:{file_digest(self.path)[:16]}" + (
-            ":fa" if self.config.flash_attn else "") + (
-            f":la{self.config.lookahead}" if self.config.lookahead > 0 else "")
+            ":fa" if self.config.flash_attn else "")
         threads = self.config.n_threads or max(1, os.cpu_count() or 1)
         try:
             with _quiet_stderr():
@@ -201,14 +197,11 @@ class LlamaCppLLM:
         t0 = time.perf_counter()
         self._start_chat(prefix)
         self.llama.eval(prompt[self.llama.n_tokens:])
-        out = greedy_grammar(self.llama, compiled, max_tokens=max_tokens, stop=stop,
-                             draft=self.config.lookahead)
+        out = greedy_grammar(self.llama, compiled, max_tokens=max_tokens, stop=stop)
         return Completion(text=out.text, seconds=time.perf_counter() - t0,
                           finish_reason=out.finish_reason,
                           usage={"prompt_tokens": len(prompt), "completion_tokens": out.n_tokens,
-                                 "total_tokens": len(prompt) + out.n_tokens,
-                                 **({"guessed_tokens": out.guessed, "kept_guesses": out.kept}
-                                    if self.config.lookahead else {})})
+                                 "total_tokens": len(prompt) + out.n_tokens})
 
     def chat(self, messages: list[Message], *, grammar: str | None = None, max_tokens: int = 128,
              temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
