@@ -167,3 +167,23 @@ def test_side_configs_keep_one_side_and_train_once(tmp_path, monkeypatch):
     assert len(calls) == 4
     (tmp_path / "m" / T.STAMP).write_text("{broken")
     assert T.trained(cfg.with_steps(4)) is None
+
+
+def test_one_pass_steps_show_each_side_its_rows_as_the_mix_did(tmp_path):
+    from dataclasses import replace
+
+    data = _data(tmp_path)  # 4 rows of each source: game (unnamed), persona, locomo
+    mix = {"game": 3, "persona": 1}
+
+    def side(name):
+        cfg = replace(T.side_config(name, source_repeats=mix, models_dir=tmp_path / name),
+                      data_dir=data)
+        cfg.sft = replace(cfg.sft, per_device_train_batch_size=4)
+        return cfg
+
+    game, talk = side("game"), side("conversations")
+    assert game.source_repeats == {"game": 3} and talk.source_repeats == {"persona": 1}
+    assert T.one_pass_steps(game) == 3  # 4 game rows x 3 = 12, at 4 a step
+    assert T.one_pass_steps(talk) == 2  # 4 persona + 4 locomo rows
+    assert T.one_pass_steps(game.with_steps(99)) == 3  # the count ignores the steps set
+    assert T.fingerprint(game) != T.fingerprint(replace(game, source_repeats={}))

@@ -6,7 +6,8 @@ the same recipe (SFT then GRPO, the role's LoRA, learning rates and decision-tok
 the rows of one side only, judged beside the mixed model on every task's held-out text
 (`evaluation.transfer`).
 
-    cfg = side_config("game", sft_steps=160, grpo_steps=10)
+    cfg = side_config("game", grpo_steps=10, source_repeats={"game": 2})
+    cfg = cfg.with_steps(one_pass_steps(cfg))  # each row as often as the mix's one pass shows it
     got = train_side(cfg, resume=True)  # {"model_dir", "stage", "reused", "metrics"}
 
 A side's model goes to `models/transfer/<side>/`; with `resume`, a model trained from the same
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +38,36 @@ _RUNTIME = ("models_dir", "output_dir", "name", "torch_threads")  # do not chang
 
 def side_config(side: str, *, sft_steps: int | None = None, grpo_steps: int | None = None,
                 seed: int = 0, smoke: bool = False, base_eval_rows: int | None = 20,
-                torch_threads: int | None = None, models_dir: str | Path | None = None
-                ) -> RoleTrainConfig:
+                torch_threads: int | None = None, models_dir: str | Path | None = None,
+                source_repeats: dict[str, int] | None = None) -> RoleTrainConfig:
     """The write role's configuration on `side`'s rows only (`SIDES`), its models under
-    `models_dir` (default `models/transfer/<side>`); None steps keep the role's."""
+    `models_dir` (default `models/transfer/<side>`); None steps keep the role's.
+    `source_repeats` is the mix's (notebook 03's `WRITE_SOURCE_REPEATS`): the counts of the
+    side's own sources are kept, so that its rows are weighted as the mix weighed them.
+
+    >>> side_config("conversations", source_repeats={"game": 2}).source_repeats
+    {}
+    """
     if side not in SIDES:
         raise MagsError(f"unknown transfer side {side!r}", f"use one of {', '.join(SIDES)}")
+    repeats = {s: n for s, n in (source_repeats or {}).items() if s in SIDES[side]}
     return RoleTrainConfig(role="write", sources=list(SIDES[side]), seed=seed, smoke=smoke,
                            base_eval_rows=base_eval_rows, torch_threads=torch_threads,
+                           source_repeats=repeats,
                            models_dir=str(models_dir or TRANSFER_MODELS_DIR / side)
                            ).with_steps(sft_steps, grpo_steps)
+
+
+def one_pass_steps(cfg: RoleTrainConfig) -> int:
+    """SFT steps for one pass over `cfg`'s training rows (its `source_repeats` applied) at its
+    batch: notebook 03's mix makes one such pass, so a side given the mix's repeats and these
+    steps sees each of its rows exactly as often as the mix did, and only the other side's
+    rows differ."""
+    from mags_lib.train.stages import load_role_data
+
+    rows = load_role_data(cfg)[0]["train"]
+    batch = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps
+    return max(1, math.ceil(len(rows) / batch))
 
 
 def _strip(d: Any) -> Any:

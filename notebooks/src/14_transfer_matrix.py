@@ -19,17 +19,21 @@
 # the op confusion matrix. Only the **write** model is in the matrix: the ask and answer
 # models were not trained one-sided (about 50 more minutes each on 2 cores).
 #
-# The one-sided models see 160 SFT steps of batch 8 (the mix: 240): about one pass over
-# their side's rows, and as many rows of the game as the mix saw of the game (it weighs
-# the game's rows twice). Reads `data/synth/write/` (notebook 01) and notebook 04's
-# write GGUF; writes `models/transfer/<side>/` and `results/14_transfer_matrix/`.
-# About 25-40 minutes a side to train and 25 to judge on 2 idle cores; with `RESUME`, a model
-# trained from the same rows and configuration is reused.
+# Each one-sided model sees its side's rows exactly as the mix saw them: the mix makes one
+# SFT pass over its rows with the game's rows twice (notebook 03's `source_repeats`, read
+# from its recorded configuration), so the game side makes one pass over the game's rows
+# twice and the conversation side one pass over the conversations' rows
+# (`train.transfer.one_pass_steps`, batch 8). Only the other side's rows differ. (Before
+# 2026-12-07 the sides had 160 steps and the mix 240, later 550: not matched.) Reads
+# `data/synth/write/` (notebook 01), notebook 03's configuration and notebook 04's write
+# GGUF; writes `models/transfer/<side>/` and `results/14_transfer_matrix/`. About 15-30
+# minutes a side to train and 20 to judge on 2 idle cores; with `RESUME`, a model trained
+# from the same rows and configuration is reused.
 
 # %% tags=["parameters"]
 SMOKE = False  # True: SMOKE-shrunk training, a few rows a surface
 SIDES = ["game", "conversations"]  # one-sided training sets (mags_lib.train.transfer.SIDES)
-SFT_STEPS = 160
+SFT_STEPS = None  # None: one pass as the mix made it (`one_pass_steps`); a number: that many
 GRPO_STEPS = 10
 ROWS_PER_OP = 20  # game rows judged per gold op (add / update / none), per bank
 PERSONAS = 6  # the persona test set (every turn)
@@ -56,7 +60,7 @@ from mags_lib.synth import SynthConfig
 from mags_lib.synth.chains import heldout_write_rows
 from mags_lib.synth.conversation_rows import locomo_judge_rows, persona_judge_rows
 from mags_lib.train.transfer import SIDES as SIDE_SOURCES
-from mags_lib.train.transfer import side_config, train_side
+from mags_lib.train.transfer import one_pass_steps, side_config, train_side
 
 NAME = "14_transfer_matrix"
 seed_everything(0)
@@ -66,8 +70,16 @@ out = results_dir(NAME)
 # ## Train (or reuse) the one-sided write models
 
 # %%
+mix_config = results_dir("03_train_write_model") / "config.json"
+assert mix_config.is_file(), f"{mix_config} is missing: run notebook 03 first"
+mix_repeats = json.loads(mix_config.read_text())["write"].get("source_repeats") or {}
 configs = {side: side_config(side, sft_steps=SFT_STEPS, grpo_steps=GRPO_STEPS, smoke=SMOKE,
-                             torch_threads=TORCH_THREADS) for side in SIDES}
+                             torch_threads=TORCH_THREADS, source_repeats=mix_repeats)
+           for side in SIDES}
+if SFT_STEPS is None:
+    configs = {side: cfg.with_steps(one_pass_steps(cfg)) for side, cfg in configs.items()}
+print({side: {"sft_steps": cfg.sft.max_steps, "source_repeats": cfg.source_repeats}
+       for side, cfg in configs.items()}, "mix:", mix_repeats)
 trained = {side: train_side(cfg, resume=RESUME) for side, cfg in configs.items()}
 display(pd.DataFrame([{"side": side, "sources": ", ".join(t["sources"]), "stage": t["stage"],
                        "reused": t["reused"],
