@@ -694,9 +694,15 @@ def transfer_section(root: Path) -> str:
         return _missing("notebook 14 results", "python -m mags_lib.pipeline --only 14")
     out = ["_SMOKE run_", ""] if m.get("smoke") else []
     out.append(transfer_markdown(m["matrix"], m.get("trained_on")))
+    sides = (_load(root / "14_transfer_matrix" / "config.json") or {}).get("sides") or {}
     for side, t in (m.get("training") or {}).items():
         n = ((t.get("data") or {}).get("n") or {}).get("train")
-        out.append(f"- `{side}`: sources {', '.join(t.get('sources') or [])}, {n} train rows, "
+        cfg = sides.get(side) or {}
+        steps = (cfg.get("sft") or {}).get("max_steps")
+        repeats = ", ".join(f"{s} x{k}" for s, k in (cfg.get("source_repeats") or {}).items())
+        out.append(f"- `{side}`: sources {', '.join(t.get('sources') or [])}, {n} train rows"
+                   f"{f' ({repeats})' if repeats else ''}"
+                   f"{f', {steps} SFT steps' if steps else ''}, "
                    f"stage {t.get('stage')}{' (reused)' if t.get('reused') else ''}.")
     return "\n".join(out)
 

@@ -603,6 +603,10 @@ def test_the_transfer_matrix_reaches_the_report_and_the_readme_block(tmp_path):
     assert "| game only | +0.000 [-0.10, 0.10] | -0.300 [-0.40, -0.20] |" in section
     assert "update: add 1" in section and "Not judged (no rows): LoCoMo test" in section
     assert "- `game`: sources game, 1398 train rows, stage grpo (reused)." in section
+    (tmp_path / "14_transfer_matrix" / "config.json").write_text(json.dumps({"sides": {
+        "game": {"sft": {"max_steps": 350}, "source_repeats": {"game": 2}}}}))
+    assert ("- `game`: sources game, 1398 train rows (game x2), 350 SFT steps, stage grpo "
+            "(reused).") in transfer_section(tmp_path)
     line = transfer_headline(tmp_path)
     assert line == ("Transfer matrix (notebook 14, the write model alone, op accuracy and "
                     "balanced): mix: game 0.800 (bal. 0.600), persona 0.800 (bal. 0.600); game "
