@@ -841,17 +841,24 @@ def agent_bench_section(root: Path) -> str:
             stages = mark.get("stages", {})
             rows.append([name, mark["turn"], _f(mark["turn_s"]["p50_s"], 2),
                          _f(mark["turn_s"]["p95_s"], 2), _f(mark["decision_turn_s"]["p50_s"], 2),
+                         _f((mark.get("other_turn_s") or {}).get("p50_s"), 2),
+                         (f"{mark['decisions_timed']} of {mark.get('turns_timed')}"
+                          if "decisions_timed" in mark else "–"),
                          *[_f((stages.get(s) or {}).get("p50_s"), 3)
                            for s in ("write", "ask", "recall", "answer", "apply_step")],
                          _f(mark.get("prompt_tokens_per_turn"), 0)])
     text = _table(["agent", "turn", "p50 s/turn", "p95 s/turn", "p50 s/decision turn",
+                   "p50 s/other turn", "decision turns timed",
                    "write p50", "ask p50", "recall p50", "answer p50", "apply+step p50",
                    "prompt tokens/turn"], rows)
     targets = m.get("targets") or {}
     if "mags_p50_at_most_1s" in targets:
         text += (f"\n\nmags p50 <= 1.0 s per turn at every mark: "
-                 f"{_f(targets['mags_p50_at_most_1s'])}; flat (last mark within 1.5x the first): "
-                 f"{_f(targets.get('mags_flat'))}. Role models: "
+                 f"{_f(targets['mags_p50_at_most_1s'])}; flat (last mark within 1.5x the first"
+                 + (", decision turns and other turns each; all turns pooled: "
+                    f"{_f(targets.get('mags_flat_pooled'))}, which also moves with the window's "
+                    "share of decision turns" if "mags_p50_by_kind" in targets else "")
+                 + f"): {_f(targets.get('mags_flat'))}. Role models: "
                  + ", ".join(f"{role} `{_name(p)}`" for role, p in
                              (m.get("role_models") or {}).items())
                  + f"; decision LLM `{_name(m.get('decision_llm'))}`.")
@@ -934,9 +941,13 @@ def _speed_line(root: Path) -> str:
     bench = agent_bench.get("targets") or {}
     if bench.get("mags_p50_s"):
         marks = (agent_bench.get("config") or {}).get("turns") or []
+        kinds = bench.get("mags_p50_by_kind") or {}
+        split = (f"; a decision turn {' / '.join(_f(x, 2) for x in kinds['decision'])}, "
+                 f"another {' / '.join(_f(x, 2) for x in kinds['other'])}, "
+                 f"flat: {_f(bench.get('mags_flat'))}" if kinds else "")
         parts.append("mags p50 " + " / ".join(_f(x, 2) for x in bench["mags_p50_s"])
                      + " s a turn at turns " + " / ".join(str(t) for t in marks)
-                     + f" of one game (≤ 1 s: {_f(bench.get('mags_p50_at_most_1s'))})")
+                     + f" of one game{split} (≤ 1 s: {_f(bench.get('mags_p50_at_most_1s'))})")
     conv = _load(root / "bench" / "conversation.json") or {}
     turn = (conv.get("targets") or {}).get("turn_p50") or {}
     question = (conv.get("targets") or {}).get("question_p50") or {}

@@ -91,6 +91,30 @@ def test_agent_bench_summaries_and_targets():
     assert not slow["mags_p50_at_most_1s"] and not slow["mags_flat"]
 
 
+def test_agent_bench_judges_flatness_by_kind_of_turn():
+    """A window with more decision turns has a higher pooled p50; flat means each kind of turn
+    costs the same at the last mark as at the first, and a kind that grows is not flat."""
+    from mags_lib.bench import agent_bench
+
+    def mark(pooled, decision, other):
+        return {"turn_s": {"p50_s": pooled}, "decision_turn_s": {"p50_s": decision},
+                "other_turn_s": {"p50_s": other}}
+
+    mixed = agent_bench.agent_targets({"mags": {"marks": [mark(0.34, 0.79, 0.31),
+                                                          mark(0.67, 0.80, 0.32)]}})
+    assert mixed["mags_flat"] and not mixed["mags_flat_pooled"]
+    assert mixed["mags_p50_by_kind"] == {"decision": [0.79, 0.80], "other": [0.31, 0.32]}
+    growing = agent_bench.agent_targets({"mags": {"marks": [mark(0.34, 0.79, 0.31),
+                                                            mark(0.40, 0.80, 0.50)]}})
+    assert not growing["mags_flat"] and growing["mags_flat_pooled"]
+    rows = [{"turn": t, "decision": t % 3 == 0, "observe_s": 0.1,
+             **({"act_s": 0.5} if t % 3 == 0 else {}), "stages": {}, "tokens": {}}
+            for t in range(30)]
+    first, last = agent_bench.summarise_turns(rows, [10, 30], 9)
+    assert first["decisions_timed"] == 3 and last["other_turn_s"]["p50_s"] == 0.1
+    assert last["decision_turn_s"]["p50_s"] == 0.6
+
+
 @pytest.mark.slow
 def test_agent_bench_plays_and_times_every_stage(tmp_path):
     """The CLI with the embedded model (the trained ones when notebook 04 made them)."""

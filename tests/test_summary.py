@@ -402,6 +402,14 @@ def test_the_readme_block_gives_the_game_and_conversation_speeds_with_their_targ
     line = next(x for x in readme_headline(tmp_path).splitlines() if x.startswith("Speed:"))
     assert line.startswith("Speed: mags p50 0.42 / 0.36 s a turn at turns 50 / 200 of one game "
                            "(≤ 1 s: yes); on conv-26 0.36 s a turn")
+    (tmp_path / "bench" / "agent.json").write_text(json.dumps({
+        "config": {"turns": [50, 1000]},
+        "targets": {"mags_p50_s": [0.34, 0.67], "mags_p50_at_most_1s": True, "mags_flat": True,
+                    "mags_p50_by_kind": {"decision": [0.79, 0.79], "other": [0.31, 0.32]}}}))
+    line = next(x for x in readme_headline(tmp_path).splitlines() if x.startswith("Speed:"))
+    assert line.startswith("Speed: mags p50 0.34 / 0.67 s a turn at turns 50 / 1000 of one game; "
+                           "a decision turn 0.79 / 0.79, another 0.31 / 0.32, flat: yes "
+                           "(≤ 1 s: yes); on conv-26")
     # a run that timed turns alone, and the machine's prompt speed for that write model
     (tmp_path / "bench" / "conversation.json").write_text(json.dumps({
         "conversation": "conv-26", "role_models": {"write": "/x/write-grpo-q8_0.gguf"},
