@@ -67,15 +67,12 @@ def arguments() -> argparse.Namespace:
 def study(args: argparse.Namespace) -> None:
     """Build the pools, train a cross-encoder per fold, score, judge both rankings."""
     from mags_lib.evaluation.conversation_study import study_embedder
-    from mags_lib.tasks.registry import get_task
     from mags_lib.train.recall_reranker import recall_at_k
 
-    locomo, persona = get_task("locomo"), get_task("persona")
-    if not locomo.available():
-        raise SystemExit(f"LoCoMo is not here: {locomo.missing_message()} "
-                         "(set MAGS_LOCOMO or run `make data`)")
-    if args.smoke:
-        args.train_personas, args.dev_personas = 3, 2
+    sys_path_tools()
+    from reranker_feature_study import study_tasks
+
+    locomo, persona = study_tasks(args)
     t0 = time.perf_counter()
     embedder = study_embedder("minilm")
     convs = {c.sample_id: pools(c, embedder, args.pool)

@@ -72,15 +72,9 @@ def arguments() -> argparse.Namespace:
 def study(args: argparse.Namespace) -> None:
     """Build the pools, cross-fit every feature set (and learner), print and save the table."""
     from mags_lib.evaluation.conversation_study import study_embedder
-    from mags_lib.tasks.registry import get_task
     from mags_lib.train.recall_reranker import recall_at_k
 
-    locomo, persona = get_task("locomo"), get_task("persona")
-    if not locomo.available():
-        raise SystemExit(f"LoCoMo is not here: {locomo.missing_message()} "
-                         "(set MAGS_LOCOMO or run `make data`)")
-    if args.smoke:
-        args.train_personas, args.dev_personas = 3, 2
+    locomo, persona = study_tasks(args)
     embedder = study_embedder("minilm")
     convs = {c.sample_id: pools([c], embedder, args.pool)
              for c in locomo.episodes("train", 2 if args.smoke else None)}
@@ -109,6 +103,20 @@ def study(args: argparse.Namespace) -> None:
                   + " | ".join(f"{r['by_conversation'][c]:.3f}" for c in convs)
                   + f" | {r['dev_personas@5']:.3f} | {r['dev_personas@10']:.3f} |", flush=True)
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+
+
+def study_tasks(args: argparse.Namespace):
+    """The LoCoMo and persona tasks of a reranker study (exits naming the fix where LoCoMo is
+    not here); `--smoke` shrinks the persona sets to 3 / 2."""
+    from mags_lib.tasks.registry import get_task
+
+    locomo, persona = get_task("locomo"), get_task("persona")
+    if not locomo.available():
+        raise SystemExit(f"LoCoMo is not here: {locomo.missing_message()} "
+                         "(set MAGS_LOCOMO or run `make data`)")
+    if args.smoke:
+        args.train_personas, args.dev_personas = 3, 2
+    return locomo, persona
 
 
 def pools(conversations, embedder, pool: int) -> list[dict]:
