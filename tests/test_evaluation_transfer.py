@@ -187,3 +187,14 @@ def test_one_pass_steps_show_each_side_its_rows_as_the_mix_did(tmp_path):
     assert T.one_pass_steps(talk) == 2  # 4 persona + 4 locomo rows
     assert T.one_pass_steps(game.with_steps(99)) == 3  # the count ignores the steps set
     assert T.fingerprint(game) != T.fingerprint(replace(game, source_repeats={}))
+    # matched to the mix's recorded steps: 20 rows (12 game + 4 persona + 4 locomo) at 4 a step
+    recorded = {"sources": ["game", "persona", "locomo"], "source_repeats": mix,
+                "sft": {"max_steps": 5}}  # one pass
+    assert T.matched_steps(game, recorded) == 3 and T.matched_steps(talk, recorded) == 2
+    assert T.matched_steps(game, {**recorded, "sources": None}) == 3  # None: every source
+    twice = {**recorded, "sft": {"max_steps": 10}}  # two passes: each side twice as long
+    assert T.matched_steps(game, twice) == 6 and T.matched_steps(talk, twice) == 4
+    with pytest.raises(MagsError, match="not on the transfer sides"):
+        T.matched_steps(game, {**recorded, "sources": ["game"]})
+    with pytest.raises(MagsError, match="no sft.max_steps"):
+        T.matched_steps(game, {**recorded, "sft": {}})

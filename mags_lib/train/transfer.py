@@ -7,7 +7,7 @@ the rows of one side only, judged beside the mixed model on every task's held-ou
 (`evaluation.transfer`).
 
     cfg = side_config("game", grpo_steps=10, source_repeats={"game": 2})
-    cfg = cfg.with_steps(one_pass_steps(cfg))  # each row as often as the mix's one pass shows it
+    cfg = cfg.with_steps(matched_steps(cfg, mix))  # each row as often as the mix showed it
     got = train_side(cfg, resume=True)  # {"model_dir", "stage", "reused", "metrics"}
 
 A side's model goes to `models/transfer/<side>/`; with `resume`, a model trained from the same
@@ -63,11 +63,39 @@ def one_pass_steps(cfg: RoleTrainConfig) -> int:
     batch: notebook 03's mix makes one such pass, so a side given the mix's repeats and these
     steps sees each of its rows exactly as often as the mix did, and only the other side's
     rows differ."""
+    batch = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps
+    return max(1, math.ceil(_train_rows(cfg) / batch))
+
+
+def matched_steps(cfg: RoleTrainConfig, mix: dict[str, Any]) -> int:
+    """SFT steps that show `cfg`'s side each of its rows as often as the mix showed it: the
+    passes the mix made (its steps x batch over the rows of every side, its `source_repeats`
+    applied) over this side's rows, rounded. `mix` is notebook 03's recorded write config
+    (`sources`, None for all, `source_repeats`, `sft.max_steps`); its batch is taken to be `cfg`'s (the same
+    role recipe). Notebook 03 makes one pass today (550 steps, 4,396 rows at 8), so this is
+    `one_pass_steps(cfg)`; a mix trained longer or shorter gives its sides as many passes."""
+    from dataclasses import replace
+
+    repeats = dict(mix.get("source_repeats") or {})
+    sides = {s for srcs in SIDES.values() for s in srcs}
+    if mix.get("sources") is not None and set(mix["sources"]) != sides:  # None: every source
+        raise MagsError(f"the mix was trained on {mix.get('sources')}, not on the transfer "
+                        f"sides' sources {sorted(sides)}",
+                        "rerun notebook 03 with every source, or give notebook 14 SFT_STEPS")
+    steps = int((mix.get("sft") or {}).get("max_steps") or 0)
+    if steps < 1:
+        raise MagsError("the mix's recorded config has no sft.max_steps",
+                        "rerun notebook 03 (it records its config), or give notebook 14 SFT_STEPS")
+    batch = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps
+    mix_rows = sum(_train_rows(replace(cfg, sources=list(srcs), source_repeats={
+        k: n for k, n in repeats.items() if k in srcs})) for srcs in SIDES.values())
+    return max(1, round(steps * batch / mix_rows * _train_rows(cfg) / batch))
+
+
+def _train_rows(cfg: RoleTrainConfig) -> int:
     from mags_lib.train.stages import load_role_data
 
-    rows = load_role_data(cfg)[0]["train"]
-    batch = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps
-    return max(1, math.ceil(len(rows) / batch))
+    return len(load_role_data(cfg)[0]["train"])
 
 
 def _strip(d: Any) -> Any:

@@ -20,10 +20,11 @@
 # models were not trained one-sided (about 50 more minutes each on 2 cores).
 #
 # Each one-sided model sees its side's rows exactly as the mix saw them: the mix makes one
-# SFT pass over its rows with the game's rows twice (notebook 03's `source_repeats`, read
-# from its recorded configuration), so the game side makes one pass over the game's rows
-# twice and the conversation side one pass over the conversations' rows
-# (`train.transfer.one_pass_steps`, batch 8). Only the other side's rows differ. (Before
+# SFT pass over its rows with the game's rows twice (notebook 03's `source_repeats` and SFT
+# steps, read from its recorded configuration), so the game side makes one pass over the
+# game's rows twice and the conversation side one pass over the conversations' rows
+# (`train.transfer.matched_steps`, batch 8; a mix trained for more passes gives its sides as
+# many). Only the other side's rows differ. (Before
 # 2026-12-07 the sides had 160 steps and the mix 240, later 550: not matched.) Reads
 # `data/synth/write/` (notebook 01), notebook 03's configuration and notebook 04's write
 # GGUF; writes `models/transfer/<side>/` and `results/14_transfer_matrix/`. About 15-30
@@ -33,7 +34,7 @@
 # %% tags=["parameters"]
 SMOKE = False  # True: SMOKE-shrunk training, a few rows a surface
 SIDES = ["game", "conversations"]  # one-sided training sets (mags_lib.train.transfer.SIDES)
-SFT_STEPS = None  # None: one pass as the mix made it (`one_pass_steps`); a number: that many
+SFT_STEPS = None  # None: as many passes as the mix made (`matched_steps`); a number: that many
 GRPO_STEPS = 10
 ROWS_PER_OP = 20  # game rows judged per gold op (add / update / none), per bank
 PERSONAS = 6  # the persona test set (every turn)
@@ -60,7 +61,7 @@ from mags_lib.synth import SynthConfig
 from mags_lib.synth.chains import heldout_write_rows
 from mags_lib.synth.conversation_rows import locomo_judge_rows, persona_judge_rows
 from mags_lib.train.transfer import SIDES as SIDE_SOURCES
-from mags_lib.train.transfer import one_pass_steps, side_config, train_side
+from mags_lib.train.transfer import matched_steps, side_config, train_side
 
 NAME = "14_transfer_matrix"
 seed_everything(0)
@@ -72,12 +73,13 @@ out = results_dir(NAME)
 # %%
 mix_config = results_dir("03_train_write_model") / "config.json"
 assert mix_config.is_file(), f"{mix_config} is missing: run notebook 03 first"
-mix_repeats = json.loads(mix_config.read_text())["write"].get("source_repeats") or {}
+mix = json.loads(mix_config.read_text())["write"]
+mix_repeats = mix.get("source_repeats") or {}
 configs = {side: side_config(side, sft_steps=SFT_STEPS, grpo_steps=GRPO_STEPS, smoke=SMOKE,
                              torch_threads=TORCH_THREADS, source_repeats=mix_repeats)
            for side in SIDES}
 if SFT_STEPS is None:
-    configs = {side: cfg.with_steps(one_pass_steps(cfg)) for side, cfg in configs.items()}
+    configs = {side: cfg.with_steps(matched_steps(cfg, mix)) for side, cfg in configs.items()}
 print({side: {"sft_steps": cfg.sft.max_steps, "source_repeats": cfg.source_repeats}
        for side, cfg in configs.items()}, "mix:", mix_repeats)
 trained = {side: train_side(cfg, resume=RESUME) for side, cfg in configs.items()}
