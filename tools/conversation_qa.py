@@ -66,6 +66,9 @@ def main() -> None:
                     help="mags_episodic: a turn whose facts were all superseded (by anything, or "
                          "by the write model's update) is left out for a question about now "
                          "(LoopConfig.retired_turns)")
+    ap.add_argument("--fact-share", type=float, default=None,
+                    help="mags_episodic: at most this share of the lines shown are the write "
+                         "model's facts (LoopConfig.fact_share; default 1.0, no cap)")
     ap.add_argument("--grounding-words", choices=["on", "off"], default=None,
                     help="mags: refuse writes sharing no content word with the turn "
                          "(LoopConfig.grounding_words)")
@@ -121,6 +124,8 @@ def main() -> None:
         loop["turn_over_fact"] = args.turn_over_fact == "on"
     if args.retired_turns is not None:
         loop["retired_turns"] = args.retired_turns
+    if args.fact_share is not None:
+        loop["fact_share"] = args.fact_share
     from mags_lib.agents.registry import trained_roles
 
     # only the trained models the agents read: `mags_verbatim` alone needs no write model

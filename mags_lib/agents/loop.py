@@ -147,6 +147,10 @@ class LoopConfig:
                 "leaves out a turn every fact written from which has been superseded, as its "
                 "facts are; 'updated' only where the write model's own `update` superseded "
                 "them (not the memory's detector on an add); 'off' (`agents.turn_lines`)"})
+    fact_share: float = field(default=1.0, metadata={
+        "help": "with keep_turns: at most this share of the k lines shown (rounded) are the "
+                "write model's facts (semantic nodes); the places left go to the next turns "
+                "(`agents.turn_lines.at_most_facts`); 1.0: no cap"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -174,6 +178,9 @@ class LoopConfig:
                             f"{self.past_versions}",
                             "versions, past_versions >= 0 (earlier versions per recalled "
                             "fact; 0 = none)")
+        if not 0.0 <= self.fact_share <= 1.0:
+            raise MagsError(f"LoopConfig: fact_share = {self.fact_share}",
+                            "fact_share in [0, 1] (1.0 = no cap on the facts shown)")
         if self.working_lines < 0 or not 0.0 <= self.working_min_cosine <= 1.0:
             raise MagsError(f"LoopConfig: working_lines = {self.working_lines}, "
                             f"working_min_cosine = {self.working_min_cosine}",
@@ -444,10 +451,13 @@ class MagsLoopAgent(MemoryAgent):
         where `earlier` (`history_lines.earlier_only`), dated where the task dates its turns."""
         k = self.config.k
         over = self.loop.turn_over_fact and self.loop.keep_turns
+        cap = (round(self.loop.fact_share * k) if self.loop.keep_turns
+               and self.loop.fact_share < 1.0 else None)
         retire = (self.loop.retired_turns != "off" and self.loop.keep_turns
                   and not (depth or earlier))
         hits = merged_hits(self.memory, queries, self.loop.query_k,
-                           2 * k if over or retire else k, merge=self.loop.merge)
+                           2 * k if over or retire or cap is not None else k,
+                           merge=self.loop.merge)
         if retire:
             from mags_lib.agents.turn_lines import without_retired_turns
 
@@ -464,6 +474,10 @@ class MagsLoopAgent(MemoryAgent):
             ids = {h.node_id for h in shown}
             self.counts["facts_under_turns"] += sum(h.node_id not in ids for h in hits[:k])
             hits = shown
+        if cap is not None:
+            from mags_lib.agents.turn_lines import at_most_facts
+
+            hits = at_most_facts(hits, cap)
         hits = hits[:k]
         return with_history(self.memory, hits, depth, self.when.get, earlier_only=earlier)
 

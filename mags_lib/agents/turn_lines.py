@@ -87,3 +87,23 @@ def without_retired_turns(memory: Any, hits: list[Any],
         return h.block == "episodic" and bool(told) and all(told)
 
     return [h for h in hits if not is_retired(h)]
+
+
+def at_most_facts(hits: list[Any], n: int) -> list[Any]:
+    """`hits` (best first) with only the first `n` semantic facts kept; every other hit keeps
+    its order (`LoopConfig.fact_share`).
+
+    >>> from mags_lib.memory.types import Hit
+    >>> hits = [Hit(1, "f1", 0.9, "semantic", []), Hit(2, "t1", 0.8, "episodic", []),
+    ...         Hit(3, "f2", 0.7, "semantic", []), Hit(4, "t2", 0.6, "episodic", [])]
+    >>> [h.node_id for h in at_most_facts(hits, 1)]
+    [1, 2, 4]
+    """
+    out, facts = [], 0
+    for h in hits:
+        if h.block == "semantic":
+            facts += 1
+            if facts > n:
+                continue
+        out.append(h)
+    return out
