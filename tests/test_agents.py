@@ -659,3 +659,28 @@ def test_retired_turns_leaves_out_a_turn_whose_facts_were_superseded_for_a_quest
     assert "Ana: I live in Porto." in kept  # no update from the write model: kept
     with pytest.raises(MagsError, match="unknown retired_turns"):
         lines("on", now)
+
+
+def test_fact_share_caps_the_facts_shown_and_gives_their_places_to_turns():
+    """`fact_share`: with 4 lines and a share of 0.5, at most 2 of them are the write model's
+    facts; the freed places go to the next turns, and no fact shows up that the uncapped lines
+    lacked. 1.0 (the default) caps nothing; a share outside [0, 1] is refused."""
+    writes = {"Tim: I adopted a grey cat last week.": "add semantic 0.9: Tim owns a grey cat.",
+              "Tim: My parrot talks all day.": "add semantic 0.9: Tim owns a parrot.",
+              "Tim: The goldfish tank needs cleaning.": "add semantic 0.9: Tim owns goldfish.",
+              "Tim: We got a puppy called Rex.": "add semantic 0.9: Tim owns a puppy, Rex."}
+
+    def lines(share: float) -> list[str]:
+        return _episodic_lines(writes, list(writes), "Tim owns pets", "Which pets does Tim own?",
+                               4, fact_share=share)[0]
+
+    def facts(shown: list[str]) -> list[str]:
+        return [x for x in shown if not x.startswith("Tim:")]
+
+    plain, capped = lines(1.0), lines(0.5)
+    assert len(plain) == len(capped) == 4
+    assert len(facts(plain)) > 2 and len(facts(capped)) == 2
+    assert set(facts(capped)) <= set(facts(plain))
+    assert len(capped) - len(facts(capped)) == 2  # the places went to turns
+    with pytest.raises(MagsError, match="fact_share"):
+        lines(1.5)
