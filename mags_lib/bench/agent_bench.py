@@ -195,7 +195,7 @@ def agent_targets(results: dict[str, Any], p50_limit: float = 1.0) -> dict[str, 
     """mags: p50 seconds per turn at most `p50_limit` at every mark, and flat: each kind of
     turn (decision turns, the other turns) at the last mark within 1.5x the same kind at the
     first. A window's p50 over all its turns (`mags_flat_pooled`) also moves with its share of
-    decision turns, which cost about twice an information turn; marks that do not split the
+    decision turns, which cost about 2.5 times an information turn; marks that do not split the
     kinds (older runs) are judged pooled. full_context: prompt tokens per turn at the last mark
     against the first.
 

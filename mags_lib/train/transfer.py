@@ -71,8 +71,8 @@ def matched_steps(cfg: RoleTrainConfig, mix: dict[str, Any]) -> int:
     """SFT steps that show `cfg`'s side each of its rows as often as the mix showed it: the
     passes the mix made (its steps x batch over the rows of every side, its `source_repeats`
     applied) over this side's rows, rounded. `mix` is notebook 03's recorded write config
-    (`sources`, None for all, `source_repeats`, `sft.max_steps`); its batch is taken to be `cfg`'s (the same
-    role recipe). Notebook 03 makes one pass today (550 steps, 4,396 rows at 8), so this is
+    (`sources`, None for all, `source_repeats`, `sft.max_steps`), trained at `cfg`'s batch
+    (the same role recipe), so the steps scale with the rows. Notebook 03 makes one pass today (550 steps, 4,396 rows at 8), so this is
     `one_pass_steps(cfg)`; a mix trained longer or shorter gives its sides as many passes."""
     from dataclasses import replace
 
@@ -86,10 +86,9 @@ def matched_steps(cfg: RoleTrainConfig, mix: dict[str, Any]) -> int:
     if steps < 1:
         raise MagsError("the mix's recorded config has no sft.max_steps",
                         "rerun notebook 03 (it records its config), or give notebook 14 SFT_STEPS")
-    batch = cfg.sft.per_device_train_batch_size * cfg.sft.gradient_accumulation_steps
     mix_rows = sum(_train_rows(replace(cfg, sources=list(srcs), source_repeats={
         k: n for k, n in repeats.items() if k in srcs})) for srcs in SIDES.values())
-    return max(1, round(steps * batch / mix_rows * _train_rows(cfg) / batch))
+    return max(1, round(steps * _train_rows(cfg) / mix_rows))
 
 
 def _train_rows(cfg: RoleTrainConfig) -> int:
