@@ -61,7 +61,7 @@ from mags_lib.agents.router import route_turn
 from mags_lib.errors import MagsError
 from mags_lib.tasks.base import Observation
 
-WRITERS = ("model", "verbatim")
+WRITERS = ("model", "verbatim", "none")
 """What writes the memory on information turns (`LoopConfig.writer`)."""
 
 
@@ -99,7 +99,10 @@ class LoopConfig:
     writer: str = field(default="model", metadata={
         "help": "'model': the write model emits each information turn's <engram> block; "
                 "'verbatim': no write model, every information turn is added as it came "
-                "(semantic, confidence 0.9), the ablation `mags_verbatim`"})
+                "(semantic, confidence 0.9), the ablation `mags_verbatim`; 'none' (with "
+                "keep_turns only): no facts at all, the turns kept as said are the whole memory "
+                "(what the write model's facts add to `mags_episodic`, "
+                "`evaluation.evidence_ladder`)"})
     keep_turns: bool = field(default=False, metadata={
         "help": "also store every information turn as it came, as an episodic node (what was "
                 "said, `LiquidMemory.observe`), beside the write model's facts; the write model "
@@ -164,6 +167,10 @@ class LoopConfig:
         if self.writer not in WRITERS:
             raise MagsError(f"LoopConfig: unknown writer {self.writer!r}",
                             f"use one of {', '.join(WRITERS)}")
+        if self.writer == "none" and not self.keep_turns:
+            raise MagsError("LoopConfig: writer 'none' without keep_turns stores nothing",
+                            "set keep_turns=True (the turns kept as said), or use writer "
+                            "'model' or 'verbatim'")
         if self.merge not in MERGES:
             raise MagsError(f"LoopConfig: unknown merge {self.merge!r}",
                             f"use one of {', '.join(MERGES)}")
@@ -320,7 +327,8 @@ class MagsLoopAgent(MemoryAgent):
         if obs.when is not None:
             self.when[f"turn:{obs.turn}"] = obs.when
         if "write" in roles and obs.text:
-            self.write(obs, timing)
+            if self.loop.writer != "none":
+                self.write(obs, timing)
             t2 = time.perf_counter()
             if self.loop.keep_turns:
                 self.memory.observe(obs.text, block="episodic", source=f"turn:{obs.turn}",
@@ -425,11 +433,20 @@ class MagsLoopAgent(MemoryAgent):
         return texts
 
     def memory_lines(self, obs: Observation) -> list[dict[str, Any]]:
-        texts = self.queries(obs)  # times the ask model's call (`last_timing["ask"]`)
-        if self.loop.recall_observation and obs.text not in texts:
-            # last for the score merges (order-free); first when interleaving, so the
-            # observation's best hit leads
-            texts = [obs.text, *texts] if self.loop.merge == "interleave" else [*texts, obs.text]
+        # `queries` times the ask model's call (`last_timing["ask"]`)
+        return self.lines_for(obs, self.queries(obs))
+
+    def recall_texts(self, obs: Observation, asked: list[str]) -> list[str]:
+        """What recall is given for `obs`: the ask model's queries `asked`, and under
+        `recall_observation` the observation itself, last for the score merges (order-free),
+        first when interleaving, so that the observation's best hit leads."""
+        if not self.loop.recall_observation or obs.text in asked:
+            return list(asked)
+        return [obs.text, *asked] if self.loop.merge == "interleave" else [*asked, obs.text]
+
+    def lines_for(self, obs: Observation, asked: list[str]) -> list[dict[str, Any]]:
+        """The memory lines shown for `obs`, given the ask model's queries `asked`."""
+        texts = self.recall_texts(obs, asked)
         t1 = time.perf_counter()
         lines = (self._consolidated(texts) if self.loop.context == "consolidated"
                  else self._hits(texts, history_depth(obs.text, self.loop.versions,

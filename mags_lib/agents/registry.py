@@ -172,7 +172,7 @@ def loop_settings(name: str, loop: dict[str, Any] | None = None) -> dict[str, An
 def trained_roles(name: str, loop: dict[str, Any] | None = None) -> tuple[str, ...]:
     """The trained models agent `name` reads with `loop`'s overrides: ('ask', 'write') for
     `mags` and its variants, ('ask',) for a loop without a write model (`mags_verbatim`, or any
-    variant given LoopConfig.writer 'verbatim'), () for every other agent (baselines,
+    variant given LoopConfig.writer 'verbatim' or 'none'), () for every other agent (baselines,
     `mags_prompted`, the scripted upper bounds).
 
     >>> trained_roles("mags"), trained_roles("mags_verbatim"), trained_roles("static_rag")
@@ -182,7 +182,8 @@ def trained_roles(name: str, loop: dict[str, Any] | None = None) -> tuple[str, .
     """
     if name not in TRAINED_LOOP_AGENTS:
         return ()
-    return ("ask",) if loop_settings(name, loop).get("writer") == "verbatim" else ("ask", "write")
+    writer = loop_settings(name, loop).get("writer")
+    return ("ask",) if writer in ("verbatim", "none") else ("ask", "write")
 
 
 def _make_loop(name: str, llm: Any, config: AgentConfig, cfg: dict[str, Any]) -> MagsLoopAgent:
