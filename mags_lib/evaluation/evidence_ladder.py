@@ -8,8 +8,10 @@ recall beside the question. The ladder reads each question with both memories (t
 it runs, and the same agent with `LoopConfig.writer` 'none': its turns only) and both query
 sets (the question alone, the loop's queries), so each step changes one thing:
 
-* `turns_question`: turns only, the question alone (what `evidence_recall` measures);
-* `turns_queries`: turns only, the ask model's queries and the question, merged as the loop merges;
+* `turns_question`: turns only, the question alone, its k best (what `evidence_recall`
+  measures);
+* `turns_queries`: turns only, the ask model's queries and the question, each recalling
+  `LoopConfig.query_k` hits, merged as the loop merges;
 * `facts_question`: turns and the write model's facts, the question alone;
 * `facts_queries`: turns and facts, the loop's queries, merged (no other read-path option);
 * `loop`: the lines the agent shows the answer model (its read-path options applied:
@@ -88,9 +90,10 @@ def ladder_rows(conv: Any, name: str, llm: Any, cfg: Any, embedder: Any,
                                "category": qa.category, "queries": asked}
         for memory, agent in agents.items():
             loop = agent.loop
-            for what, texts in (("question", [obs.text]),
-                                ("queries", agent.recall_texts(obs, asked))):
-                hits = merged_hits(FrozenRecall(agent.memory), texts, loop.query_k, k,
+            for what, texts, per_query in (
+                    ("question", [obs.text], max(k, loop.query_k)),  # its own k best
+                    ("queries", agent.recall_texts(obs, asked), loop.query_k)):
+                hits = merged_hits(FrozenRecall(agent.memory), texts, per_query, k,
                                    merge=loop.merge)
                 shown = [{"text": h.text, "sources": h.sources} for h in reversed(hits)]
                 row[f"{memory}_{what}"] = evidence_row(qa, shown, ids, k).get(key)
