@@ -23,7 +23,8 @@ is asked once a question (its prompt is the question alone, so both memories get
 queries). Each rung is `conversation_qa.evidence_row`'s recall@k of the lines' source turns.
 
     rows = ladder_rows(conv, "mags_episodic", llm, cfg, embedder, roles)
-    summary = ladder_summary(rows, k=10)     # means, and each step's paired difference
+    summary = ladder_summary(rows)           # means, and each step's paired difference
+    print(ladder_markdown(summary, cfg.k))
 """
 
 from __future__ import annotations
