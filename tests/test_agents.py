@@ -684,3 +684,61 @@ def test_fact_share_caps_the_facts_shown_and_gives_their_places_to_turns():
     assert len(capped) - len(facts(capped)) == 2  # the places went to turns
     with pytest.raises(MagsError, match="fact_share"):
         lines(1.5)
+
+
+def test_none_margin_stores_nothing_where_an_empty_block_is_close_enough():
+    """Under LoopConfig.none_margin a block that adds is dropped where the reply begun
+    '<engram>\\n' scores '</engram>' within the margin of 'add' / 'update' (counted as
+    `write_none_by_margin`); a turn whose empty block is far behind is stored; margin 0 scores
+    nothing; a write model that cannot score is a clear error."""
+    class Scorer(RuleReaderRoleLLM):
+        def __init__(self):
+            super().__init__()
+            self.scored = []
+
+        def chat(self, messages, **kw):
+            user = messages[-1]["content"]
+            fact = "Yara lives in Lisbon." if "Lisbon" in self.chat_prompt(messages) \
+                else "Yara likes tea."
+            return self._completion(user, f"<engram>\nadd semantic 0.9: {fact}\n</engram>")
+
+        def chat_prompt(self, messages):  # the observation, not the memory lines shown
+            return "PROMPT " + messages[-1]["content"].partition("Memory holds:")[0]
+
+        def score(self, prompt, continuations):
+            assert prompt.endswith("<engram>\n") and continuations == ["</engram>", "add",
+                                                                         "update"]
+            self.scored.append(prompt)
+            return [-0.5, -1.0, -4.0] if "Lisbon" in prompt else [-3.0, -0.2, -4.0]
+
+    turns = ["[1 May 2023] Yara: I moved to Lisbon.", "[1 May 2023] Yara: I like tea a lot."]
+    stored = {}
+    for margin in (0.0, 1.0):
+        writer = Scorer()
+        agent = make_agent("mags", RuleReaderLLM(), embedder=HashingEmbedder(),
+                           roles={"ask": RuleReaderRoleLLM(), "write": writer},
+                           loop={"none_margin": margin})
+        agent.reset(0)
+        for i, text in enumerate(turns):
+            agent.observe(Observation(text, turn=i, kind="utterance"))
+        stored[margin] = {d["text"] for _, d in agent.memory.graph.nodes(data=True)}
+        assert len(writer.scored) == (2 if margin else 0)
+        assert agent.counts.get("write_none_by_margin", 0) == (1 if margin else 0)
+    assert stored[0.0] == {"Yara lives in Lisbon.", "Yara likes tea."}
+    assert stored[1.0] == {"Yara likes tea."}  # -0.5 + 1 >= -1.0; -3.0 + 1 < -0.2
+
+    class Blind(RuleReaderRoleLLM):
+        def chat(self, messages, **kw):
+            return self._completion(messages[-1]["content"],
+                                    "<engram>\nadd semantic 0.9: Yara likes tea.\n</engram>")
+
+    agent = make_agent("mags", RuleReaderLLM(), embedder=HashingEmbedder(),
+                       roles={"ask": RuleReaderRoleLLM(), "write": Blind()},
+                       loop={"none_margin": 1.0})
+    agent.reset(0)
+    with pytest.raises(MagsError, match="scores text"):
+        agent.observe(Observation(turns[1], turn=0, kind="utterance"))
+    with pytest.raises(MagsError, match="none_margin"):
+        make_agent("mags", RuleReaderLLM(), embedder=HashingEmbedder(),
+                   roles={"ask": RuleReaderRoleLLM(), "write": Blind()},
+                   loop={"none_margin": -1.0})

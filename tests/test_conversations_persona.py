@@ -192,3 +192,35 @@ def test_cue_phrases_are_training_only_off_by_default_and_say_instead_of_every_a
     mark = "I keep thinking about "  # a cue frame, filled
     assert any(mark in t for t in _user_texts(cued))
     assert not any(mark in t for t in _user_texts(plain))
+
+
+def test_the_fresh_split_has_its_own_seeds_and_wordings_for_every_bank():
+    """`fresh` (a second development split, persona_fresh_phrases): every bank of
+    persona_phrases has a counterpart with no entry of any other bank (training-only ones
+    included); a fresh persona says nothing a train, dev or test persona says; its seeds are
+    its own and the task serves it."""
+    from mags_lib.conversations import persona_fresh_phrases as F
+    from mags_lib.conversations import persona_train_phrases as T
+    from mags_lib.tasks.registry import get_task
+
+    fresh = [F.fresh_bank(b) for b in _banks()]
+    assert all(len(b) >= 2 for b in fresh)
+    entries = {x.lower() for b in fresh for x in b}
+    trained = (*T.CLAUSES.values(), *T.FRAMES.values(), *T.CUE_CLAUSES.values(),
+               *T.CUE_FRAMES.values(), *T.EARLIER_TWINS.values(), P.TRAIN_SMALL_TALK,
+               P.TRAIN_REPEAT)
+    old = {x.lower() for b in _banks() for x in b} | {x.lower() for b in trained for x in b}
+    assert not entries & old, sorted(entries & old)
+    with pytest.raises(ValueError, match="no fresh counterpart"):
+        F.fresh_bank(("a", "b", "c"))
+    for split in ("train", "dev", "test"):
+        assert not set(SEEDS["fresh"]) & set(SEEDS[split])
+    with pytest.raises(ValueError, match="not a fresh seed"):
+        make_persona(SEEDS["dev"][0], "fresh")
+    convs = get_task("persona").episodes("fresh", 20)
+    said = _user_texts(convs)
+    others = (_user_texts(persona_set("train", 100)) | _user_texts(persona_set("dev", 30))
+              | _user_texts(persona_set("test", 30)))
+    assert not said & others, sorted(said & others)[:5]
+    assert all(c.sample_id.startswith("persona-fresh-") and c.qa and c.gold_facts
+               for c in convs)

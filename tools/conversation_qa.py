@@ -75,6 +75,9 @@ def main() -> None:
     ap.add_argument("--memory", default=None, metavar="JSON",
                     help="MemoryConfig overrides on top of memory.DIALOGUE_MEMORY for the memory "
                          "agents and gold_writes, e.g. '{\"lexical_stem\": true}'")
+    ap.add_argument("--loop", default=None, metavar="JSON",
+                    help="LoopConfig overrides for the closed-loop agents, applied after the "
+                         "options above, e.g. '{\"none_margin\": 0.75}'")
     ap.add_argument("--judge", action="store_true",
                     help="persona: also judge the write and ask models alone, as in play")
     args = ap.parse_args()
@@ -126,6 +129,18 @@ def main() -> None:
         loop["retired_turns"] = args.retired_turns
     if args.fact_share is not None:
         loop["fact_share"] = args.fact_share
+    if args.loop is not None:
+        from mags_lib.agents.loop import LoopConfig
+
+        try:
+            extra = json.loads(args.loop)
+            if not isinstance(extra, dict):
+                raise ValueError("not a JSON object")
+            loop.update(extra)
+            LoopConfig(**loop)  # refuse an unknown or ill-typed setting before any model loads
+        except (ValueError, TypeError, MagsError) as exc:
+            sys.exit(f"error: --loop {args.loop!r}: {exc}; pass a JSON object of LoopConfig "
+                     "fields, e.g. '{\"none_margin\": 0.75}'")
     from mags_lib.agents.registry import trained_roles
 
     # only the trained models the agents read: `mags_verbatim` alone needs no write model

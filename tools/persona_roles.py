@@ -19,7 +19,8 @@ import json
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--split", choices=("dev", "test"), default="dev")
+    ap.add_argument("--split", choices=("dev", "fresh", "test"), default="dev",
+                    help="'fresh': the second development split (persona_fresh_phrases)")
     ap.add_argument("--personas", type=int, default=6, help="conversations judged (notebooks: 6)")
     ap.add_argument("--write", default="auto", help="'auto' (notebook 04's) or a .gguf")
     ap.add_argument("--ask", default="auto", help="'auto' (notebook 04's) or a .gguf")

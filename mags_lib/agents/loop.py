@@ -154,6 +154,13 @@ class LoopConfig:
         "help": "with keep_turns: at most this share of the k lines shown (rounded) are the "
                 "write model's facts (semantic nodes); the places left go to the next turns "
                 "(`agents.turn_lines.at_most_facts`); 1.0: no cap"})
+    none_margin: float = field(default=0.0, metadata={
+        "help": "a head start, in log-probability, for storing nothing: where the write "
+                "model's block adds or updates, the reply begun '<engram>\\n' is scored, and "
+                "if log P('</engram>') + none_margin >= log P('add') and log P('update') the "
+                "turn stores nothing (counted as `write_none_by_margin`); 0: off, the greedy "
+                "block as it is. Needs a backend that scores text (llama.cpp, transformers; "
+                "`tools/op_margin_study.py` reads the op accuracy by margin)"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -188,6 +195,9 @@ class LoopConfig:
         if not 0.0 <= self.fact_share <= 1.0:
             raise MagsError(f"LoopConfig: fact_share = {self.fact_share}",
                             "fact_share in [0, 1] (1.0 = no cap on the facts shown)")
+        if self.none_margin < 0:
+            raise MagsError(f"LoopConfig: none_margin = {self.none_margin}",
+                            "none_margin >= 0 (0 = the write model's greedy block as it is)")
         if self.working_lines < 0 or not 0.0 <= self.working_min_cosine <= 1.0:
             raise MagsError(f"LoopConfig: working_lines = {self.working_lines}, "
                             f"working_min_cosine = {self.working_min_cosine}",
@@ -370,6 +380,10 @@ class MagsLoopAgent(MemoryAgent):
             parsed = parse_actions(closed(out, ENGRAM_CLOSE), "engram")
             self.last_write = {"turn": obs.turn, "held": held, "raw": out.text,
                                "errors": list(parsed.errors)}
+            if self.loop.none_margin > 0 and parsed.complete and self._none_wins(messages, parsed):
+                self.counts["write_none_by_margin"] += 1
+                self.last_write["none_by_margin"] = True
+                parsed = parse_actions(f"<engram>\n{ENGRAM_CLOSE}", "engram")
         self.counts["write_calls"] += 1
         if not parsed.complete:
             self.counts["write_malformed"] += 1
@@ -394,6 +408,23 @@ class MagsLoopAgent(MemoryAgent):
         # the sentences stored (add / update), for scoring what the writer made of the text
         self.last_write["stored"] = [a.text for a in actions
                                      if isinstance(a, EngramAdd | EngramUpdate)]
+
+    def _none_wins(self, messages: list[dict[str, str]], parsed: Any) -> bool:
+        """Whether storing nothing wins under `LoopConfig.none_margin` for a block that adds or
+        updates (`parsed`): the reply begun '<engram>\\n', its next words scored."""
+        from mags_lib.actions import EngramAdd, EngramUpdate
+
+        if not any(isinstance(a, EngramAdd | EngramUpdate) for a in parsed.actions):
+            return False
+        prompt = getattr(self.write_llm, "chat_prompt", None)
+        if not callable(prompt) or not callable(getattr(self.write_llm, "score", None)):
+            raise MagsError(f"LoopConfig.none_margin needs a write model that scores text; "
+                            f"{getattr(self.write_llm, 'name', self.write_llm)} does not",
+                            "serve the write model with llama.cpp or transformers, or set "
+                            "none_margin=0")
+        none, add, update = self.write_llm.score(prompt(messages) + "<engram>\n",
+                                                 [ENGRAM_CLOSE, "add", "update"])
+        return none + self.loop.none_margin >= max(add, update)
 
     def grounded(self, actions: list[Any], observation: str) -> list[Any]:
         """`actions` less the adds / updates whose names the observation (or an earlier

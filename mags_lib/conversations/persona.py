@@ -20,7 +20,8 @@ canonical third-person sentence per fact-bearing turn, op 'add' or 'update' with
 it replaces; repeats and chit-chat write nothing.
 
 Splits: phrasings by `persona_phrases.split_of` (a training persona also draws from the
-training-only wordings of `persona_train_phrases`), personas by seed range (`SEEDS`). A
+training-only wordings of `persona_train_phrases`; a `fresh` persona, a second development
+split, from `persona_fresh_phrases` only), personas by seed range (`SEEDS`). A
 conversation made for one split refuses a seed of another, so test personas never enter a
 dataset by accident.
 """
@@ -33,10 +34,13 @@ from datetime import date, timedelta
 
 from mags_lib.conversations import persona_phrases as P
 from mags_lib.conversations import persona_train_phrases as T
+from mags_lib.conversations.persona_fresh_phrases import fresh_bank
 from mags_lib.conversations.types import QA, Conversation, GoldFact, Turn, day_of
 
 SEEDS: dict[str, range] = {"train": range(0, 10_000), "dev": range(10_000, 10_500),
-                           "test": range(20_000, 20_500)}
+                           "test": range(20_000, 20_500), "fresh": range(30_000, 30_500)}
+"""Personas by split: `fresh` is a second development split whose turns and questions are all
+worded from `persona_fresh_phrases` (written 2026-12-07, after the other banks)."""
 ASSISTANT = "Assistant"
 _BY_NAME = {a.name: a for a in P.ATTRIBUTES}
 
@@ -99,7 +103,10 @@ class _Writer:
 
     def pick(self, bank: tuple[str, ...], extra: tuple[str, ...] = ()) -> str:
         """An entry of `bank`'s part for this split; a training persona also draws from
-        `extra` (`persona_train_phrases`), a dev or test one never does."""
+        `extra` (`persona_train_phrases`), a dev or test one never does; a `fresh` persona
+        draws from `persona_fresh_phrases` only."""
+        if self.split == "fresh":
+            return self.rng.choice(fresh_bank(bank))
         return self.rng.choice(P.split_of(bank, self.split)
                                + (extra if self.split == "train" else ()))
 

@@ -23,11 +23,12 @@ every dataset (notebook 01 makes validation rows of it), so the trained models n
 
 class PersonaTask:
     """A person's facts changing across sessions (`persona.py`): personas split by seed range,
-    phrasings by bank; `options` go to `PersonaConfig`."""
+    phrasings by bank; `options` go to `PersonaConfig`. Beside the common splits, `fresh`: a
+    second development split worded from `persona_fresh_phrases` only."""
 
     name = "persona"
     interactive = False
-    splits = SPLITS
+    splits = (*SPLITS, "fresh")
 
     def __init__(self, **options: Any):
         from mags_lib.conversations.persona import PersonaConfig

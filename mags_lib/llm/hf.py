@@ -111,6 +111,11 @@ class TransformersLLM:
         """`score` for each prompt (no shared evaluation here: this backend is for checks)."""
         return [self.score(p, continuations) for p in prompts]
 
+    def chat_prompt(self, messages: list[Message]) -> str:
+        """The text `chat` generates after: the chat template with the assistant's turn open."""
+        return self.tokenizer.apply_chat_template(messages, tokenize=False,
+                                                  add_generation_prompt=True)
+
     def chat(self, messages: list[Message], *, grammar: str | None = None, max_tokens: int = 128,
              temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
         prompt = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

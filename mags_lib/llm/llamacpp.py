@@ -239,6 +239,14 @@ class LlamaCppLLM:
             if piece:
                 yield piece
 
+    def chat_prompt(self, messages: list[Message]) -> str:
+        """The text `chat` evaluates for `messages`: the chat template with the assistant's
+        turn opened (for `score`-ing the beginnings of a reply)."""
+        if self._chat_formatters is None:
+            raise MagsError(f"{self.name} is served another chat format than its template",
+                            "score replies with a GGUF that carries tokenizer.chat_template")
+        return self._chat_formatters[True](messages=messages).prompt
+
     def score(self, prompt: str, continuations: list[str]) -> list[float]:
         """Log-probability of each continuation after `prompt` (the sum over its tokens).
 
