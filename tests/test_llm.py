@@ -191,3 +191,16 @@ def test_a_backend_that_cannot_stream_answers_in_one_piece():
             return Completion("all at once")
 
     assert list(stream_chat(Whole(), MSGS)) == ["all at once"]
+
+
+def test_chat_prompt_is_the_text_chat_generates_after(embedded_llm):
+    """`chat_prompt` renders what `chat` evaluates: the greedy reply's first token is the one
+    `score` ranks first among the reply's possible beginnings after that text."""
+    reply = embedded_llm.chat(MSGS, max_tokens=6, temperature=0.0, seed=0).text
+    text = embedded_llm.chat_prompt(MSGS)
+    assert text.rstrip().endswith("assistant") and MSGS[-1]["content"] in text
+    first = embedded_llm.llama.tokenize(reply.encode(), add_bos=False, special=True)[0]
+    word = embedded_llm.llama.detokenize([first]).decode()
+    others = [w for w in (" Paris", "I", "The", "Hello", "1") if w != word]
+    scores = embedded_llm.score(text, [word, *others])
+    assert scores[0] == max(scores), (word, scores)

@@ -44,11 +44,13 @@ def with_margin(row: dict, margin: float) -> str:
     return "none" if s["none"] + margin >= max(s["add"], s["update"]) else row["greedy"]
 
 
-def table(rows: list[dict], margin: float) -> dict:
-    """Op accuracy, balanced accuracy and confusion of `rows` at `margin`."""
+def table(rows: list[dict], margin: float | None) -> dict:
+    """Op accuracy, balanced accuracy and confusion of `rows` at `margin` (None: the greedy
+    ops themselves; margin 0 differs from them where the greedy op is not the best scored)."""
     confusion: dict[str, Counter] = {}
     for r in rows:
-        confusion.setdefault(r["gold"], Counter())[with_margin(r, margin)] += 1
+        op = r["greedy"] if margin is None else with_margin(r, margin)
+        confusion.setdefault(r["gold"], Counter())[op] += 1
     n = sum(sum(c.values()) for c in confusion.values())
     right = sum(c[g] for g, c in confusion.items())
     recalls = [c[g] / sum(c.values()) for g, c in confusion.items()]
@@ -99,10 +101,13 @@ def main() -> None:
                            "observation": r["gold"].get("observation")})
         agree = sum(max(s["scores"], key=s["scores"].get) == s["greedy"] for s in scored)
         out["sets"][name] = {"n": len(scored), "seconds": round(time.perf_counter() - t0, 1),
-                             "greedy_is_argmax": agree,
+                             "greedy_is_argmax": agree, "greedy": table(scored, None),
                              "tables": [table(scored, m) for m in args.margins],
                              "rows": scored}
         print(name, len(scored), "rows; greedy op = argmax of the scores on", agree)
+        g = out["sets"][name]["greedy"]
+        print(f"  greedy  acc {g['op_accuracy']:.3f} bal {g['balanced']:.3f} "
+              f"{json.dumps(g['confusion'])}")
         for t in out["sets"][name]["tables"]:
             print(f"  m={t['margin']:<5} acc {t['op_accuracy']:.3f} bal {t['balanced']:.3f} "
                   f"{json.dumps(t['confusion'])}")

@@ -1,15 +1,18 @@
 """A second development bank of persona phrasings: the `fresh` split, written 2026-12-07.
 
 The banks of `persona_phrases` give the development split one wording per frame (a quarter of a
-four-entry bank), and after many sessions of choices read on it, those wordings steer nothing
-new: the deployed write model chooses 0.958 of its ops right on development personas it never
-saw, against 0.887 on the test personas (journal, 2026-12-07 twelfth session). This module
+four-entry bank), and after many sessions of choices read on them, those wordings no longer
+stand for ones a model has not met: the deployed write model chooses 0.961 of its ops right on
+development personas it never saw, against 0.887 on the test personas, and 0.870 on these
+(journal, 2026-12-07 twelfth session). This module
 holds wordings written in one sitting, after the test scores were known but without reading
 which test turns failed, and before any model was scored on them: every bank of
 `persona_phrases` has its counterpart here (`fresh_bank`), none of whose entries appears in
 `persona_phrases` or `persona_train_phrases` (a test checks). Personas of the `fresh` split
 (`persona.SEEDS["fresh"]`) draw every turn and question from these banks only; values, names
-and relations are shared with the other splits.
+and relations are shared with the other splits. One assistant wording here, "Thanks for the
+update.", carries a word the writer reads as a cue (it writes an `update` for it); the test
+banks' assistant entry does not, so this split is harder than the test split on that turn.
 
 It is a development set like `dev`, for choosing things the older development wordings cannot
 tell apart (how a write model meets wordings it was not steered by); once its scores have
