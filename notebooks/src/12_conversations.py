@@ -32,7 +32,7 @@
 
 # %% tags=["parameters"]
 SMOKE = False
-PERSONA_SPLIT = "dev"
+PERSONA_SPLIT = "dev"  # or "fresh": the second development split (persona_fresh_phrases)
 PERSONAS = 6
 LOCOMO_SPLIT = "dev"  # conv-43: the training conversation no dataset holds
 LOCOMO_CONVERSATIONS = 1
