@@ -55,7 +55,8 @@ def _held_out_entries() -> set[str]:
 def test_training_only_wordings_repeat_no_dev_or_test_entry_and_stay_in_training():
     from mags_lib.conversations import persona_train_phrases as T
 
-    extras = [x for bank in (*T.CLAUSES.values(), *T.FRAMES.values()) for x in bank]
+    extras = [x for bank in (*T.CLAUSES.values(), *T.FRAMES.values(), T.CUE_WORD_REPEAT,
+                             T.CUE_WORD_SMALL_TALK) for x in bank]
     assert extras and not {x.lower() for x in extras} & _held_out_entries()
     assert all(key in T.FRAMES for key in (P.DIRECT_OTHER, P.INDIRECT, P.CORRECTION))
     # an extra frame, filled, is recognisable by its fixed words: train uses them, dev/test never
@@ -208,7 +209,7 @@ def test_the_fresh_split_has_its_own_seeds_and_wordings_for_every_bank():
     entries = {x.lower() for b in fresh for x in b}
     trained = (*T.CLAUSES.values(), *T.FRAMES.values(), *T.CUE_CLAUSES.values(),
                *T.CUE_FRAMES.values(), *T.EARLIER_TWINS.values(), P.TRAIN_SMALL_TALK,
-               P.TRAIN_REPEAT)
+               P.TRAIN_REPEAT, T.CUE_WORD_REPEAT, T.CUE_WORD_SMALL_TALK)
     old = {x.lower() for b in _banks() for x in b} | {x.lower() for b in trained for x in b}
     assert not entries & old, sorted(entries & old)
     with pytest.raises(ValueError, match="no fresh counterpart"):

@@ -71,6 +71,37 @@ def test_twins_reword_no_fact_turns_from_training_only_banks_and_leave_the_rest_
     assert not held & (set(P.TRAIN_SMALL_TALK) | set(P.TRAIN_REPEAT))
 
 
+def test_cue_twins_draw_from_the_cue_word_banks_only_when_asked():
+    """SynthConfig.cue_twin_share: 0 leaves every row as it was; 1 makes every twin a cue-word
+    one (a repeat in a CUE_WORD_REPEAT frame, small talk from CUE_WORD_SMALL_TALK), still
+    nothing to store, the rows that are not twins unchanged."""
+    import dataclasses
+
+    from mags_lib.conversations import persona_train_phrases as T
+
+    conv = make_persona(5, "train")
+    base = write_rows(conv, random.Random(0), CFG, source="persona", seed=5, twins=True)
+    off = write_rows(conv, random.Random(0), dataclasses.replace(CFG, cue_twin_share=0.0),
+                     source="persona", seed=5, twins=True)
+    assert off == base
+    cued = write_rows(conv, random.Random(0), dataclasses.replace(CFG, cue_twin_share=1.0),
+                      source="persona", seed=5, twins=True)
+    assert [r for r in cued if "twin" not in r["gold"]] == [r for r in base
+                                                            if "twin" not in r["gold"]]
+    twins = [r for r in cued if "twin" in r["gold"]]
+    assert {r["gold"]["twin"] for r in twins} == {"cued_small_talk", "cued_repeat"}
+    for r in twins:
+        said = r["gold"]["observation"].split(": ", 1)[1]
+        assert r["gold"]["op"] == "none" and "<engram>\n</engram>" in r["completion"][0]["content"]
+        if r["gold"]["twin"] == "cued_small_talk":
+            assert said in T.CUE_WORD_SMALL_TALK
+        else:
+            assert any(said.startswith(f.split("{s}")[0]) and said.endswith(f.split("{s}")[1])
+                       for f in T.CUE_WORD_REPEAT)
+    with pytest.raises(Exception, match="cue_twin_share"):
+        SynthConfig(cue_twin_share=1.5)
+
+
 def test_ask_rows_name_the_asker_and_find_the_gold():
     conv = make_persona(5, "train")
     rows = ask_rows(conv, random.Random(0), CFG, source="persona", seed=5)

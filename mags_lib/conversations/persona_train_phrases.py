@@ -165,6 +165,23 @@ CUE_FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {
                  "We threw a small party for {e}.", "I keep thinking about {e}."),
 }
 
+CUE_WORD_REPEAT: tuple[str, ...] = (
+    "No change there: {s}.", "That part hasn't changed, {s}.", "Same as before, no update: {s}.",
+    "Nothing new to update, {s}.", "Still unchanged, {s}.", "Just confirming, {s}, nothing changed.")
+CUE_WORD_SMALL_TALK: tuple[str, ...] = (
+    "Thanks for keeping me updated.", "Appreciate the update!", "The weather changed so fast today.",
+    "My phone needs a software update.", "I changed my mind about lunch.",
+    "The bus timetable got updated, annoying.", "These days I'm just tired.",
+    "Nothing much has changed this week.", "I'm changing into comfier clothes.",
+    "New week, same routine.")
+"""Training-only turns that store nothing although they carry the words the write model reads
+as a change ("changed", "update", "these days", "new"): the twins of `synth.conversation_rows`
+draw from them at `SynthConfig.cue_twin_share` (default 0, not judged yet). On the `fresh`
+development split the deployed writer wrote 24 repeats framed "Nothing has changed, ..." and
+an assistant's "Thanks for the update." as `update`s (journal, 2026-12-07 twelfth session).
+Written after reading those development errors; none repeats an entry of any other bank,
+fresh ones included (`tests/test_conversations_persona.py`)."""
+
 EARLIER_TWINS: dict[tuple[str, str], tuple[str, ...]] = {
     ("home", "self"): ("Which city was I living in at first?", "Where did I live in the past?",
                        "What city was my home originally?", "Where was my home until recently?"),

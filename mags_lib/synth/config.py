@@ -69,6 +69,12 @@ class SynthConfig:
         "help": "persona training write rows: share of the user's turns without a fact that "
                 "also give a twin row reworded from the training-only small-talk and repeat "
                 "banks (persona_phrases.TRAIN_SMALL_TALK / TRAIN_REPEAT), nothing to store"})
+    cue_twin_share: float = field(default=0.0, metadata={
+        "help": "persona training write rows: share of the no-fact twins drawn from the banks "
+                "whose words sound like a change (persona_train_phrases.CUE_WORD_REPEAT / "
+                "CUE_WORD_SMALL_TALK: 'No change there: ...', 'Appreciate the update!'), "
+                "nothing to store; against the fresh split's cue-word errors, written "
+                "2026-12-07, not judged yet; 0: off, the data as before"})
     conversation_none_share: float = field(default=0.55, metadata={
         "help": "conversation write rows: at most this share of 'nothing to store' rows (about "
                 "half of a person's turns carry no fact; max_none_share is the game's)"})
@@ -301,12 +307,13 @@ class SynthConfig:
             raise MagsError(f"SynthConfig.sources = {self.sources}",
                             f"name one or more of {SOURCES}")
         if not all(0.0 <= x <= 1.0 for x in (self.assistant_turn_share, self.no_fact_twin_share,
+                                              self.cue_twin_share,
                                               self.conversation_none_share,
                                               self.answer_same_attribute_share,
                                               self.answer_other_versions_share)) \
                 or min(self.n_persona_train, self.n_persona_val,
                        self.earlier_question_twins) < 0:
-            raise MagsError("SynthConfig: assistant_turn_share, no_fact_twin_share, "
+            raise MagsError("SynthConfig: assistant_turn_share, no_fact_twin_share, cue_twin_share, "
                             "conversation_none_share, answer_same_attribute_share and "
                             "answer_other_versions_share are shares in [0, 1], and the "
                             "persona counts and earlier_question_twins are >= 0", "fix the values given")

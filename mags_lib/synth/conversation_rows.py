@@ -97,16 +97,24 @@ def _row(task: str, prompt: list[dict], completion: str, gold: dict, seed: int) 
             "task": task, "gold": {**gold, "origin": "conversation"}, "game_seed": seed}
 
 
-def _twin_text(text: str, rng: random.Random) -> tuple[str, str] | None:
+def _twin_text(text: str, rng: random.Random, cue_share: float = 0.0
+               ) -> tuple[str, str] | None:
     """A training-only rewording of a user turn that carries no fact, and its kind: a repeat
-    ("As I said, X.") in another repeat frame, anything else as other small talk."""
+    ("As I said, X.") in another repeat frame, anything else as other small talk; at
+    `cue_share` from the banks whose words sound like a change (`persona_train_phrases.
+    CUE_WORD_REPEAT` / `CUE_WORD_SMALL_TALK`; at 0 the stream draws exactly as before)."""
     from mags_lib.conversations import persona_phrases as P
+    from mags_lib.conversations import persona_train_phrases as T
 
+    cued = cue_share > 0 and rng.random() < cue_share
     for frame in P.split_of(P.REPEAT, "train"):
         head, tail = frame.split("{s}")
         if text.startswith(head) and text.endswith(tail) and len(text) > len(head) + len(tail):
-            return rng.choice(P.TRAIN_REPEAT).format(s=text[len(head):len(text) - len(tail)]), \
-                "repeat"
+            bank = T.CUE_WORD_REPEAT if cued else P.TRAIN_REPEAT
+            return rng.choice(bank).format(s=text[len(head):len(text) - len(tail)]), \
+                "cued_repeat" if cued else "repeat"
+    if cued:
+        return rng.choice(T.CUE_WORD_SMALL_TALK), "cued_small_talk"
     return rng.choice(P.TRAIN_SMALL_TALK), "small_talk"
 
 
@@ -211,7 +219,7 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
         rows.append(_row("write", surface.write_prompt(obs, memory, rng), completion, gold, seed))
         if twins and not ops and turn.speaker == user \
                 and twin_rng.random() < cfg.no_fact_twin_share:
-            text, kind = _twin_text(turn.text, twin_rng)
+            text, kind = _twin_text(turn.text, twin_rng, getattr(cfg, "cue_twin_share", 0.0))
             twin_obs = turn_text(replace(turn, text=text), dated=True)
             rows.append(_row("write", surface.write_prompt(twin_obs, memory, twin_rng),
                              NOTHING_TO_STORE, {**gold, "observation": twin_obs, "twin": kind,
