@@ -30,6 +30,7 @@ import time
 from collections import Counter
 
 CONTINUATIONS = {"none": "</engram>", "add": "add", "update": "update"}
+SETS = ("persona-fresh", "persona-dev-new", "persona-dev-nb12", "locomo-dev")
 
 
 def with_margin(row: dict, margin: float) -> str:
@@ -70,6 +71,8 @@ def main() -> None:
                     help="personas of the fresh development split (persona_fresh_phrases)")
     ap.add_argument("--locomo-turns", type=int, default=300, help="conv-43 turns sampled")
     ap.add_argument("--write", default="auto", help="'auto' (notebook 04's) or a .gguf")
+    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS),
+                    help="which row sets to read (default: all)")
     args = ap.parse_args()
 
     from mags_lib.agents.loop import ENGRAM_CLOSE, closed
@@ -82,11 +85,12 @@ def main() -> None:
     if not roles:
         raise SystemExit(why)
     llm = roles["write"]
-    sets = {"persona-fresh": persona_judge_rows("fresh", args.fresh)["write"],
-            "persona-dev-new": persona_judge_rows("dev", args.personas,
-                                                  offset=args.offset)["write"],
-            "persona-dev-nb12": persona_judge_rows("dev", 6)["write"],
-            "locomo-dev": locomo_judge_rows("dev", None, args.locomo_turns)}
+    makers = {"persona-fresh": lambda: persona_judge_rows("fresh", args.fresh)["write"],
+              "persona-dev-new": lambda: persona_judge_rows("dev", args.personas,
+                                                            offset=args.offset)["write"],
+              "persona-dev-nb12": lambda: persona_judge_rows("dev", 6)["write"],
+              "locomo-dev": lambda: locomo_judge_rows("dev", None, args.locomo_turns)}
+    sets = {name: makers[name]() for name in args.sets}
     out: dict = {"models": model_ids(llm, roles), "args": vars(args), "sets": {}}
     for name, rows in sets.items():
         t0 = time.perf_counter()
