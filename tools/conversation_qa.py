@@ -22,6 +22,22 @@ from mags_lib.agents.history_lines import PAST_LINES
 from mags_lib.agents.loop import MERGES
 
 
+def overridden(base: dict, flag: str, text: str, check, fields: str) -> dict:
+    """`base` updated with the JSON object `text` (the value of `flag`), checked by `check`
+    before any model loads; a clear exit naming the flag otherwise."""
+    from mags_lib.errors import MagsError
+
+    try:
+        extra = json.loads(text)
+        if not isinstance(extra, dict):
+            raise ValueError("not a JSON object")
+        out = {**base, **extra}
+        check(out)  # refuse an unknown or ill-typed setting up front
+    except (ValueError, TypeError, MagsError) as exc:
+        sys.exit(f"error: {flag} {text!r}: {exc}; pass a JSON object of {fields}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", help="JSON file for the summary and the rows")
@@ -132,15 +148,8 @@ def main() -> None:
     if args.loop is not None:
         from mags_lib.agents.loop import LoopConfig
 
-        try:
-            extra = json.loads(args.loop)
-            if not isinstance(extra, dict):
-                raise ValueError("not a JSON object")
-            loop.update(extra)
-            LoopConfig(**loop)  # refuse an unknown or ill-typed setting before any model loads
-        except (ValueError, TypeError, MagsError) as exc:
-            sys.exit(f"error: --loop {args.loop!r}: {exc}; pass a JSON object of LoopConfig "
-                     "fields, e.g. '{\"none_margin\": 0.75}'")
+        loop = overridden(loop, "--loop", args.loop, lambda d: LoopConfig(**d),
+                          "LoopConfig fields, e.g. '{\"none_margin\": 0.75}'")
     from mags_lib.agents.registry import trained_roles
 
     # only the trained models the agents read: `mags_verbatim` alone needs no write model
@@ -156,15 +165,8 @@ def main() -> None:
 
     memory = dialogue_memory()
     if args.memory is not None:
-        try:
-            extra = json.loads(args.memory)
-            if not isinstance(extra, dict):
-                raise ValueError("not a JSON object")
-            memory.update(extra)
-            MemoryConfig.from_dict(memory)  # refuse an unknown or ill-typed setting up front
-        except (ValueError, MagsError) as exc:
-            sys.exit(f"error: --memory {args.memory!r}: {exc}; pass a JSON object of "
-                     "MemoryConfig fields, e.g. '{\"lexical_stem\": true}'")
+        memory = overridden(memory, "--memory", args.memory, MemoryConfig.from_dict,
+                            "MemoryConfig fields, e.g. '{\"lexical_stem\": true}'")
     cfg = ConversationEvalConfig(agents=args.agents, k=args.k, max_questions=args.max_questions,
                                  loop=loop, memory=memory)
     llm = load_llm(model=reader)
