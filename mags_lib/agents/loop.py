@@ -160,7 +160,9 @@ class LoopConfig:
                 "if log P('</engram>') + none_margin >= log P('add') and log P('update') the "
                 "turn stores nothing (counted as `write_none_by_margin`); 0: off, the greedy "
                 "block as it is. Needs a backend that scores text (llama.cpp, transformers; "
-                "`tools/op_margin_study.py` reads the op accuracy by margin)"})
+                "`tools/op_margin_study.py` reads the op accuracy by margin; 0.75 raised it on "
+                "the fresh personas and lost current facts there in the loop, journal "
+                "2026-12-07)"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
