@@ -118,8 +118,7 @@ class TransformersLLM:
 
     def chat(self, messages: list[Message], *, grammar: str | None = None, max_tokens: int = 128,
              temperature: float = 0.0, seed: int = 0, stop: list[str] | None = None) -> Completion:
-        prompt = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-        return self._generate(prompt, grammar=grammar, max_tokens=max_tokens,
+        return self._generate(self.chat_prompt(messages), grammar=grammar, max_tokens=max_tokens,
                               temperature=temperature, seed=seed, stop=stop)
 
     def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 128,
