@@ -39,15 +39,18 @@ def test_overrides_merge_and_a_bad_one_exits_naming_the_flag_and_the_fields():
 
 
 def test_margin_tables_count_the_greedy_ops_and_move_only_towards_none():
-    rows = [{"gold": "none", "greedy": "add", "scores": {"none": -1.0, "add": -0.5, "update": -5}},
-            {"gold": "add", "greedy": "add", "scores": {"none": -3.0, "add": -0.1, "update": -4}},
-            {"gold": "update", "greedy": "update",
+    add, update = ("<engram>\nadd semantic 0.9: Ana lives in Porto.\n</engram>",
+                   "<engram>\nupdate semantic 0.9: Ana lives in Lyon.\n</engram>")
+    rows = [{"gold": "none", "reply": add, "scores": {"none": -1.0, "add": -0.5, "update": -5}},
+            {"gold": "add", "reply": add, "scores": {"none": -3.0, "add": -0.1, "update": -4}},
+            {"gold": "update", "reply": update,
              "scores": {"none": -0.9, "add": -6, "update": -0.4}}]
     greedy = margin.table(rows, None)
-    assert greedy["op_accuracy"] == pytest.approx(2 / 3)
+    assert greedy["op_accuracy"] == pytest.approx(2 / 3) and greedy["dropped"] == 0
     assert greedy["confusion"] == {"add": {"add": 1}, "none": {"add": 1},
                                    "update": {"update": 1}}
     at_one = margin.table(rows, 1.0)  # the first and the third turn to none, not the second
     assert at_one["confusion"] == {"add": {"add": 1}, "none": {"none": 1},
                                    "update": {"none": 1}}
+    assert at_one["dropped"] == pytest.approx(1 / 2)
     assert margin.table(rows, 0.0)["op_accuracy"] == greedy["op_accuracy"]

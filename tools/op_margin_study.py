@@ -7,8 +7,10 @@ Every write row is prompted and decoded as in play (`evaluation.role_judge`): th
 gives the op the model chooses now. The same prompt with the reply begun `<engram>\\n` is
 scored for the three ways a block goes on (`</engram>`: nothing stored, `add`, `update`). With a
 margin m the op becomes "none" wherever log P(none) + m >= max(log P(add), log P(update)), and
-stays the greedy one elsewhere; m = 0 is (up to ties) the model as it is. For each margin the
-report gives the op accuracy, the balanced accuracy and the confusion (gold -> chosen) on:
+stays the greedy one elsewhere; m = 0 differs from the greedy ops only where the greedy op is not
+the best-scored opening (0-3 rows in 204-408 on the personas, 2026-12-07). The report gives the greedy
+ops' and each margin's op accuracy, balanced accuracy, facts dropped and confusion (gold ->
+chosen; `objectives.write_metrics.op_confusion`) on:
 
 - `persona-fresh`: personas of the `fresh` split (`--fresh`), worded from
   `persona_fresh_phrases` only, which no model was steered by;
@@ -27,37 +29,25 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections import Counter
 
-CONTINUATIONS = {"none": "</engram>", "add": "add", "update": "update"}
 SETS = ("persona-fresh", "persona-dev-new", "persona-dev-nb12", "locomo-dev")
-
-
-def with_margin(row: dict, margin: float) -> str:
-    """The op of `row` ({"greedy": op, "scores": {op: log P}}) with `margin` given to none.
-
-    >>> with_margin({"greedy": "add", "scores": {"none": -2.0, "add": -0.5, "update": -3}}, 1.0)
-    'add'
-    >>> with_margin({"greedy": "add", "scores": {"none": -2.0, "add": -0.5, "update": -3}}, 2.0)
-    'none'
-    """
-    s = row["scores"]
-    return "none" if s["none"] + margin >= max(s["add"], s["update"]) else row["greedy"]
+EMPTY = "<engram>\n</engram>"
 
 
 def table(rows: list[dict], margin: float | None) -> dict:
-    """Op accuracy, balanced accuracy and confusion of `rows` at `margin` (None: the greedy
-    ops themselves; margin 0 differs from them where the greedy op is not the best scored)."""
-    confusion: dict[str, Counter] = {}
-    for r in rows:
-        op = r["greedy"] if margin is None else with_margin(r, margin)
-        confusion.setdefault(r["gold"], Counter())[op] += 1
-    n = sum(sum(c.values()) for c in confusion.values())
-    right = sum(c[g] for g, c in confusion.items())
-    recalls = [c[g] / sum(c.values()) for g, c in confusion.items()]
-    return {"margin": margin, "n": n, "op_accuracy": right / n if n else None,
-            "balanced": sum(recalls) / len(recalls) if recalls else None,
-            "confusion": {g: dict(sorted(c.items())) for g, c in sorted(confusion.items())}}
+    """`objectives.write_metrics.op_confusion` of `rows` ({"gold": op, "reply": the greedy
+    reply, "scores": {op: log P}}) with each reply kept, or made an empty block where storing
+    nothing wins at `margin` (`agents.loop.none_wins`); None: the greedy replies as they are
+    (margin 0 differs from them where the greedy op is not the best-scored opening)."""
+    from mags_lib.agents.loop import none_wins
+    from mags_lib.objectives.write_metrics import op_confusion
+
+    texts = [r["reply"] if margin is None or not none_wins(r["scores"], margin) else EMPTY
+             for r in rows]
+    ops = op_confusion(texts, [{"op": r["gold"]} for r in rows])
+    return {"margin": margin, "n": len(rows), "op_accuracy": ops["accuracy"],
+            "balanced": ops["balanced"], "dropped": ops["dropped"],
+            "confusion": {g: c for g, c in ops["confusion"].items() if c}}
 
 
 def main() -> None:
@@ -75,7 +65,7 @@ def main() -> None:
                     help="which row sets to read (default: all)")
     args = ap.parse_args()
 
-    from mags_lib.agents.loop import ENGRAM_CLOSE, closed
+    from mags_lib.agents.loop import ENGRAM_CLOSE, closed, op_scores
     from mags_lib.evaluation.conversation_study import model_ids, role_models
     from mags_lib.manifest import write_json
     from mags_lib.objectives.completions import chosen_op
@@ -96,14 +86,13 @@ def main() -> None:
         t0 = time.perf_counter()
         scored = []
         for r in rows:
-            reply = llm.chat(r["prompt"], max_tokens=96, temperature=0.0, seed=0,
-                             stop=[ENGRAM_CLOSE])
-            prompt = llm.chat_prompt(r["prompt"]) + "<engram>\n"
-            lp = llm.score(prompt, list(CONTINUATIONS.values()))
-            scored.append({"gold": r["gold"]["op"], "greedy": chosen_op(closed(reply, ENGRAM_CLOSE)),
-                           "scores": dict(zip(CONTINUATIONS, lp, strict=True)),
+            reply = closed(llm.chat(r["prompt"], max_tokens=96, temperature=0.0, seed=0,
+                                    stop=[ENGRAM_CLOSE]), ENGRAM_CLOSE)
+            scored.append({"gold": r["gold"]["op"], "reply": reply,
+                           "scores": op_scores(llm, r["prompt"]),
                            "observation": r["gold"].get("observation")})
-        agree = sum(max(s["scores"], key=s["scores"].get) == s["greedy"] for s in scored)
+        agree = sum(max(s["scores"], key=s["scores"].get) == chosen_op(s["reply"])
+                    for s in scored)
         out["sets"][name] = {"n": len(scored), "seconds": round(time.perf_counter() - t0, 1),
                              "greedy_is_argmax": agree, "greedy": table(scored, None),
                              "tables": [table(scored, m) for m in args.margins],

@@ -233,6 +233,28 @@ def closed(out: Any, tag: str) -> str:
     return text
 
 
+OP_OPENINGS = {"none": ENGRAM_CLOSE, "add": "add", "update": "update"}
+"""How an <engram> block goes on after '<engram>\\n', by the op it chooses."""
+
+
+def op_scores(llm: Any, messages: list[dict[str, str]]) -> dict[str, float]:
+    """Log-probability of each op's opening (`OP_OPENINGS`) in a write model's reply to
+    `messages`, begun '<engram>\\n' (a backend with `chat_prompt` and `score`)."""
+    scores = llm.score(llm.chat_prompt(messages) + "<engram>\n", list(OP_OPENINGS.values()))
+    return dict(zip(OP_OPENINGS, scores, strict=True))
+
+
+def none_wins(scores: dict[str, float], margin: float) -> bool:
+    """Whether storing nothing wins with a head start of `margin` (`LoopConfig.none_margin`).
+
+    >>> none_wins({"none": -2.0, "add": -0.5, "update": -3.0}, 1.0)
+    False
+    >>> none_wins({"none": -2.0, "add": -0.5, "update": -3.0}, 2.0)
+    True
+    """
+    return scores["none"] + margin >= max(scores["add"], scores["update"])
+
+
 def merged_hits(memory: Any, queries: list[str], query_k: int, k: int,
                 block: str | None = None, merge: str = "score") -> list[Any]:
     """Each query's valid recall hits (in `block`, else any), merged by node; the best `k`,
@@ -418,15 +440,13 @@ class MagsLoopAgent(MemoryAgent):
 
         if not any(isinstance(a, EngramAdd | EngramUpdate) for a in parsed.actions):
             return False
-        prompt = getattr(self.write_llm, "chat_prompt", None)
-        if not callable(prompt) or not callable(getattr(self.write_llm, "score", None)):
+        if not callable(getattr(self.write_llm, "chat_prompt", None)) \
+                or not callable(getattr(self.write_llm, "score", None)):
             raise MagsError(f"LoopConfig.none_margin needs a write model that scores text; "
                             f"{getattr(self.write_llm, 'name', self.write_llm)} does not",
                             "serve the write model with llama.cpp or transformers, or set "
                             "none_margin=0")
-        none, add, update = self.write_llm.score(prompt(messages) + "<engram>\n",
-                                                 [ENGRAM_CLOSE, "add", "update"])
-        return none + self.loop.none_margin >= max(add, update)
+        return none_wins(op_scores(self.write_llm, messages), self.loop.none_margin)
 
     def grounded(self, actions: list[Any], observation: str) -> list[Any]:
         """`actions` less the adds / updates whose names the observation (or an earlier
