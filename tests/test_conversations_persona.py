@@ -195,6 +195,47 @@ def test_cue_phrases_are_training_only_off_by_default_and_say_instead_of_every_a
     assert not any(mark in t for t in _user_texts(plain))
 
 
+def test_cue_words_are_training_only_off_by_default_and_reach_every_kind_of_turn():
+    """`train_cue_words` (persona_train_phrases.CUE_WORD_*): no entry repeats a dev, test or
+    fresh entry or another training-only one; dev and test personas stay as they were; off, the
+    training personas are the deployed ones; on, they say new facts 'these days', repeat and
+    correct in the new frames, and the assistant replies with change words, and the gold
+    writes of those turns stay what the event is (add, nothing, update)."""
+    from mags_lib.conversations import persona_fresh_phrases as F
+    from mags_lib.conversations import persona_train_phrases as T
+
+    words = [x for bank in (*T.CUE_WORD_CLAUSES.values(), *T.CUE_WORD_FRAMES.values(),
+                            T.CUE_WORD_ASSISTANT) for x in bank]
+    assert len(set(words)) == len(words)
+    others = {x.lower() for b in (*T.CLAUSES.values(), *T.FRAMES.values(),
+                                  *T.CUE_CLAUSES.values(), *T.CUE_FRAMES.values(),
+                                  P.TRAIN_SMALL_TALK, P.TRAIN_REPEAT, T.CUE_WORD_REPEAT,
+                                  T.CUE_WORD_SMALL_TALK) for x in b}
+    fresh = {x.lower() for b in _banks() for x in F.fresh_bank(b)}
+    held = {x.lower() for b in _banks() for x in b}
+    assert not {x.lower() for x in words} & (others | fresh | held)
+    on = PersonaConfig(train_cue_words=True)
+    for split in ("dev", "test", "fresh"):
+        assert persona_set(split, 8, on) == persona_set(split, 8)
+    plain, cued = persona_set("train", 60), persona_set("train", 60, on)
+    assert plain == persona_set("train", 60, PersonaConfig())
+    said = _user_texts(cued)
+    assert not any(m in t for m in ("these days I live in", "Strike that, ", "Small update about")
+                   for t in _user_texts(plain))
+    assert any(t in said for t in T.CUE_WORD_ASSISTANT)
+    ops = {}  # the gold op of each turn that says a cue-word entry's fixed words
+    marks = ("these days I live in", "Strike that, ", "Unchanged since last time: ")
+    for conv in cued:
+        gold = {o.evidence[0]: o.op for o in conv.gold_facts}
+        for t in conv.turns():
+            for mark in marks:
+                if mark.lower() in t.text.lower():
+                    ops.setdefault(mark, set()).add(gold.get(t.dia_id))
+    assert ops["Strike that, "] == {"update"}
+    assert ops["Unchanged since last time: "] == {None}
+    assert "add" in ops["these days I live in"]
+
+
 def test_the_fresh_split_has_its_own_seeds_and_wordings_for_every_bank():
     """`fresh` (a second development split, persona_fresh_phrases): every bank of
     persona_phrases has a counterpart with no entry of any other bank (training-only ones
@@ -209,7 +250,9 @@ def test_the_fresh_split_has_its_own_seeds_and_wordings_for_every_bank():
     entries = {x.lower() for b in fresh for x in b}
     trained = (*T.CLAUSES.values(), *T.FRAMES.values(), *T.CUE_CLAUSES.values(),
                *T.CUE_FRAMES.values(), *T.EARLIER_TWINS.values(), P.TRAIN_SMALL_TALK,
-               P.TRAIN_REPEAT, T.CUE_WORD_REPEAT, T.CUE_WORD_SMALL_TALK)
+               P.TRAIN_REPEAT, T.CUE_WORD_REPEAT, T.CUE_WORD_SMALL_TALK,
+               *T.CUE_WORD_CLAUSES.values(), *T.CUE_WORD_FRAMES.values(),
+               T.CUE_WORD_ASSISTANT)
     old = {x.lower() for b in _banks() for x in b} | {x.lower() for b in trained for x in b}
     assert not entries & old, sorted(entries & old)
     with pytest.raises(ValueError, match="no fresh counterpart"):

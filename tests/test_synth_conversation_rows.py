@@ -336,6 +336,25 @@ def test_persona_cue_phrases_change_the_training_rows_only():
     assert any(" instead" in t for t in texts)
 
 
+def test_persona_cue_words_change_the_training_write_rows_only():
+    from dataclasses import replace
+
+    from mags_lib.conversations import persona_train_phrases as T
+
+    base, _ = conversation_rows(CFG)
+    cued, _ = conversation_rows(replace(CFG, persona_cue_words=True))
+    for task in base:
+        assert cued[task]["val"] == base[task]["val"], task
+    for task in ("ask", "answer"):
+        assert cued[task]["train"] == base[task]["train"], task
+    rows = cued["write"]["train"]
+    assert rows != base["write"]["train"]
+    said = [r["gold"]["observation"] for r in rows]
+    assert any("these days" in t for t in said)
+    replies = [r for r in rows if any(a in r["gold"]["observation"] for a in T.CUE_WORD_ASSISTANT)]
+    assert all(r["gold"]["op"] == "none" for r in replies)
+
+
 def test_persona_contrast_adds_a_lookalike_keeps_the_gold_and_leaves_val_and_off_as_they_were():
     """persona_contrast_share puts a look-alike of a fact (persona_train_phrases.LOOKALIKES)
     beside a training persona's facts and in place of its small talk: the ops, op, kind and

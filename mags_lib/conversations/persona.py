@@ -69,6 +69,13 @@ class PersonaConfig:
                 "CUE_FRAMES ('instead' in every attribute's change, more events of someone "
                 "other than the speaker; written 2026-12-03, not judged yet); dev and test "
                 "personas never do"})
+    train_cue_words: bool = field(default=False, metadata={
+        "help": "training personas also draw from persona_train_phrases.CUE_WORD_CLAUSES / "
+                "CUE_WORD_FRAMES / CUE_WORD_ASSISTANT (new facts said 'these days' or "
+                "'currently', first facts framed as an 'update', repeats saying nothing "
+                "changed, corrections in new frames, assistant replies with change words; "
+                "written 2026-12-07 against the fresh split's cue-word errors); dev, test and "
+                "fresh personas never do"})
 
     def __post_init__(self) -> None:
         if self.sessions < 2 or self.first_facts < 1:
@@ -94,9 +101,9 @@ class _Writer:
     """Builds the turns of one conversation, a session at a time."""
 
     def __init__(self, rng: random.Random, split: str, user: str, relation: dict[str, str],
-                 frames: tuple[float, float, float], cues: bool = False):
+                 frames: tuple[float, float, float], cues: bool = False, words: bool = False):
         self.rng, self.split, self.user, self.relation = rng, split, user, relation
-        self.frames, self.cues = frames, cues
+        self.frames, self.cues, self.words = frames, cues, words
         self.sessions: dict[int, list[Turn]] = {}
         self.gold_facts: list[GoldFact] = []
         self.session, self.date = 0, ""
@@ -119,21 +126,22 @@ class _Writer:
         dia_id = f"D{self.session}:{len(turns) + 1}"
         turns.append(Turn(dia_id, self.session, self.user, _cap(text), self.date))
         turns.append(Turn(f"D{self.session}:{len(turns) + 1}", self.session, ASSISTANT,
-                          self.pick(P.ASSISTANT), self.date))
+                          self.pick(P.ASSISTANT, T.CUE_WORD_ASSISTANT if self.words else ()),
+                          self.date))
         return dia_id
 
     def form(self, fact: _Fact) -> P.Form:
         return fact.attr.self_form if fact.person == "self" else fact.attr.other_form
 
     def clause(self, fact: _Fact, slot: str, value: str) -> str:
-        extra = T.clause_extra(fact.attr.name, _kind(fact), slot, self.cues)
+        extra = T.clause_extra(fact.attr.name, _kind(fact), slot, self.cues, self.words)
         return self.pick(getattr(self.form(fact), slot), extra).format(v=value,
                                                                        name=fact.person)
 
     def framed(self, fact: _Fact, frame: tuple[str, ...], other: tuple[str, ...] | None,
                **parts: str) -> str:
         bank = frame if fact.person == "self" or other is None else other
-        return self.pick(bank, T.frame_extra(bank, self.cues)).format(
+        return self.pick(bank, T.frame_extra(bank, self.cues, self.words)).format(
             rel=self.relation.get(fact.person, ""), **parts)
 
     def gold(self, fact: _Fact, dia_id: str, value: str, replaces: str | None) -> None:
@@ -174,7 +182,8 @@ def make_persona(seed: int, split: str = "train",
     names = rng.sample(P.PEOPLE, 1 + cfg.others)
     user, others = names[0], names[1:]
     relation = {name: rng.choice(P.RELATIONS) for name in others}
-    w = _Writer(rng, split, user, relation, cfg.change_frames, cfg.train_cue_phrases)
+    w = _Writer(rng, split, user, relation, cfg.change_frames, cfg.train_cue_phrases,
+                cfg.train_cue_words)
     facts: list[_Fact] = []
     unsaid = list(P.ATTRIBUTES)
     rng.shuffle(unsaid)

@@ -183,6 +183,52 @@ an assistant's "Thanks for the update." as `update`s (journal, 2026-12-07 twelft
 Written after reading those development errors; none repeats an entry of any other bank,
 fresh ones included (`tests/test_conversations_persona.py`)."""
 
+CUE_WORD_CLAUSES: dict[tuple[str, str, str], tuple[str, ...]] = {
+    ("home", "self", "state"): ("these days I live in {v}", "I'm currently based in {v}"),
+    ("home", "other", "state"): ("{name} lives in {v} these days",
+                                 "{name} is currently based in {v}"),
+    ("job", "self", "state"): ("these days I work as {v}", "I'm currently employed as {v}"),
+    ("job", "other", "state"): ("{name} works as {v} these days",
+                                "{name} is currently employed as {v}"),
+    ("car", "self", "state"): ("these days I drive {v}", "my current car is {v}"),
+    ("car", "other", "state"): ("{name} drives {v} these days", "{name}'s current car is {v}"),
+    ("class_day", "self", "state"): ("these days my yoga is on {v}",
+                                     "my current yoga day is {v}"),
+    ("food", "self", "state"): ("these days I love {v} most", "my current favourite is {v}"),
+    ("doctor", "self", "state"): ("these days I see {v}", "my current doctor is {v}"),
+    ("instrument", "self", "state"): ("these days I play {v}", "I'm currently learning {v}"),
+    ("trip", "self", "state"): ("these days I'm planning a trip to {v}",
+                                "my current holiday plan is {v}"),
+}
+"""Training-only states said with the words the write model reads as a change ("these days",
+"currently"; `PersonaConfig.train_cue_words`, off by default; written 2026-12-07 after reading
+the `fresh` development split's errors): a state clause is a new fact's first mention, a repeat
+and a correction's value, so the writer meets these words in adds, in nothing-to-store repeats
+and in corrections, and only the memory shown tells an update. On `fresh` the deployed writer
+wrote new facts said "... these days" as updates (journal, 2026-12-07 twelfth session)."""
+
+CUE_WORD_FRAMES: dict[tuple[str, ...], tuple[str, ...]] = {
+    P.FIRST: ("Small update about me: {s}.", "Something new to note: {s}."),
+    P.FIRST_OTHER: ("An update on my {rel}: {s}.", "New to you, I think: my {rel} {s}."),
+    P.REPEAT: ("No news on that, {s}.", "Nothing's different there: {s}.",
+               "Unchanged since last time: {s}."),
+    P.CORRECTION: ("Let me set the record straight: {s}, not {old}.",
+                   "I gave you the wrong detail: {s}, not {old}.",
+                   "Strike that, {s}, not {old}.", "Forget what I told you: {s}, not {old}."),
+}
+"""Training-only frames for the same cue-word errors (`PersonaConfig.train_cue_words`): a
+first fact framed as an "update" (an add), a repeat that says nothing changed (nothing to
+store), and corrections said without "sorry" or "correct" (updates; on `fresh` the writer left
+five of six corrections framed "Scratch what I said: ..." unwritten)."""
+
+CUE_WORD_ASSISTANT: tuple[str, ...] = (
+    "Thanks for keeping me in the loop.", "Good to hear the news.", "I've updated my notes.",
+    "Noted, that's quite a change.", "Okay, I'll keep that up to date.",
+    "Nice, thanks for the heads-up.")
+"""Training-only assistant replies with change words (`PersonaConfig.train_cue_words`): they
+store nothing. On `fresh` the writer answered the assistant's "Thanks for the update." with a
+made-up update."""
+
 EARLIER_TWINS: dict[tuple[str, str], tuple[str, ...]] = {
     ("home", "self"): ("Which city was I living in at first?", "Where did I live in the past?",
                        "What city was my home originally?", "Where was my home until recently?"),
@@ -247,9 +293,10 @@ def earlier_twin(fact: str, user: str, rng) -> str | None:
     return rng.choice(bank).format(name=who) if bank else None
 
 
-def clause_extra(attribute: str, person: str, slot: str, cues: bool = False) -> tuple[str, ...]:
+def clause_extra(attribute: str, person: str, slot: str, cues: bool = False,
+                 words: bool = False) -> tuple[str, ...]:
     """The training-only wordings of one clause or question ((), where there are none); with
-    `cues`, also those of `CUE_CLAUSES`.
+    `cues`, also those of `CUE_CLAUSES`, with `words` those of `CUE_WORD_CLAUSES`.
 
     >>> clause_extra("home", "other", "change")[0]
     '{name} has moved house to {v}'
@@ -257,21 +304,28 @@ def clause_extra(attribute: str, person: str, slot: str, cues: bool = False) -> 
     'I go to {v} instead'
     >>> clause_extra("food", "other", "state", cues=True)
     ()
+    >>> clause_extra("car", "self", "state", words=True)[-1]
+    'my current car is {v}'
     """
     key = (attribute, person, slot)
-    return CLAUSES.get(key, ()) + (CUE_CLAUSES.get(key, ()) if cues else ())
+    return (CLAUSES.get(key, ()) + (CUE_CLAUSES.get(key, ()) if cues else ())
+            + (CUE_WORD_CLAUSES.get(key, ()) if words else ()))
 
 
-def frame_extra(bank: tuple[str, ...], cues: bool = False) -> tuple[str, ...]:
+def frame_extra(bank: tuple[str, ...], cues: bool = False,
+                words: bool = False) -> tuple[str, ...]:
     """The training-only frames of a frame bank of `persona_phrases` (() for other banks); with
-    `cues`, also those of `CUE_FRAMES`.
+    `cues`, also those of `CUE_FRAMES`, with `words` those of `CUE_WORD_FRAMES`.
 
     >>> frame_extra(P.DIRECT)[0]
     'So, {c}.'
     >>> frame_extra(P.INDIRECT, cues=True)[-1]
     'I keep thinking about {e}.'
+    >>> frame_extra(P.REPEAT, words=True)[0]
+    'No news on that, {s}.'
     """
-    return FRAMES.get(bank, ()) + (CUE_FRAMES.get(bank, ()) if cues else ())
+    return (FRAMES.get(bank, ()) + (CUE_FRAMES.get(bank, ()) if cues else ())
+            + (CUE_WORD_FRAMES.get(bank, ()) if words else ()))
 
 
 LOOKALIKES: dict[str, tuple[str, ...]] = {

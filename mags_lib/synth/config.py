@@ -135,6 +135,13 @@ class SynthConfig:
                 "only: the ask and answer rows stay the plain personas', so notebook 02's data "
                 "do not change; written 2026-12-03, not judged yet (the rule it is to be "
                 "judged by: journal)"})
+    persona_cue_words: bool = field(default=False, metadata={
+        "help": "training personas also say new facts 'these days' / 'currently', frame first "
+                "facts as an 'update', repeat facts saying nothing changed, correct in new "
+                "frames, and the assistant replies with change words (PersonaConfig."
+                "train_cue_words; persona_train_phrases.CUE_WORD_*), against the fresh "
+                "split's cue-word errors; write rows only, as persona_cue_phrases; written "
+                "2026-12-07 (candidate W-cue2: journal)"})
     persona_contrast_share: float = field(default=0.0, metadata={
         "help": "persona training write rows: share of the user's turns given a look-alike of "
                 "a fact (persona_train_phrases.LOOKALIKES: a value of an attribute and a "

@@ -501,12 +501,14 @@ def _persona(cfg: Any, split: str, skips: dict[str, Counter]) -> dict[str, list[
     name, twins = ("train" if split == "train" else "dev"), split == "train"
     own = {task: Counter() for task in CONVERSATION_TASKS}
     rows = _rows_of(get_task("persona").episodes(name, n), "persona", cfg, own, twins=twins)
-    if split == "train" and getattr(cfg, "persona_cue_phrases", False):
+    cue_options = {"train_cue_phrases": getattr(cfg, "persona_cue_phrases", False),
+                   "train_cue_words": getattr(cfg, "persona_cue_words", False)}
+    if split == "train" and any(cue_options.values()):
         # The cue phrases are write-model text: the write rows come from the personas that say
         # them, the ask and answer rows stay those of the plain personas, so that a writer
         # recipe leaves notebook 02's data (and so its models) as they were.
         cued = {task: Counter() for task in CONVERSATION_TASKS}
-        cue_task = get_task("persona", train_cue_phrases=True)
+        cue_task = get_task("persona", **{k: v for k, v in cue_options.items() if v})
         rows["write"] = _rows_of(cue_task.episodes(name, n), "persona", cfg, cued,
                                  twins=twins)["write"]
         own["write"] = cued["write"]
