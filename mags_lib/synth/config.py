@@ -75,7 +75,9 @@ class SynthConfig:
                 "CUE_WORD_SMALL_TALK: 'No change there: ...', 'Appreciate the update!'), "
                 "nothing to store; against the fresh split's cue-word errors, written "
                 "2026-12-07; at 0.3 the fresh split's op accuracy 0.870 -> 0.882, not adopted "
-                "(journal); 0: off, the data as before"})
+                "(journal); at 1.0 no twin is plain small talk any more, and with "
+                "persona_cue_words the writer stored plain small talk ('I have been reading a "
+                "mystery novel.') as facts; 0: off, the data as before"})
     conversation_none_share: float = field(default=0.55, metadata={
         "help": "conversation write rows: at most this share of 'nothing to store' rows (about "
                 "half of a person's turns carry no fact; max_none_share is the game's)"})
@@ -141,7 +143,10 @@ class SynthConfig:
                 "frames, and the assistant replies with change words (PersonaConfig."
                 "train_cue_words; persona_train_phrases.CUE_WORD_*), against the fresh "
                 "split's cue-word errors; write rows only, as persona_cue_phrases; written "
-                "2026-12-07 (candidate W-cue2: journal)"})
+                "2026-12-07; with cue_twin_share 1.0 (candidate W-cue2) the fresh split's "
+                "'Nothing has changed' updates went 24 -> 0, but plain small talk became facts "
+                "(op accuracy fresh 0.870 -> 0.873, new dev personas 0.961 -> 0.836): not "
+                "adopted (journal, thirteenth session)"})
     persona_contrast_share: float = field(default=0.0, metadata={
         "help": "persona training write rows: share of the user's turns given a look-alike of "
                 "a fact (persona_train_phrases.LOOKALIKES: a value of an attribute and a "
