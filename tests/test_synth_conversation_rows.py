@@ -449,3 +449,50 @@ def test_answer_unknown_cap_changes_the_training_answer_rows_only():
         SynthConfig(answer_unknown_cap={"game": 0.1})
     with pytest.raises(Exception, match="answer_unknown_cap"):
         SynthConfig(answer_unknown_cap={"locomo": 1.5})
+
+
+def test_memory_twins_change_only_the_memory_and_the_op_follows_it():
+    """memory_twin_share: a user turn gives a twin with the same observation and a memory that
+    makes another op right (update without its old fact -> add; a repeat without its fact ->
+    add of it; an add beside an older value of its attribute -> update). Every twin's gold
+    agrees with what it shows; with the option on a repeat's own row shows what it repeats;
+    off, the rows are byte for byte as before; a share outside [0, 1] is refused."""
+    from dataclasses import replace
+
+    from mags_lib.synth.conversation_rows import repeated_fact
+
+    on = replace(CFG, memory_twin_share=1.0)
+    kinds = Counter()
+    for seed in range(5, 13):
+        conv = make_persona(seed, "train")
+        user = conv.speakers[0]
+        assert write_rows(conv, random.Random(0), CFG, source="persona", seed=seed, twins=True) \
+            == write_rows(conv, random.Random(0), replace(CFG, memory_twin_share=0.0),
+                          source="persona", seed=seed, twins=True)
+        rows = write_rows(conv, random.Random(0), on, source="persona", seed=seed, twins=True)
+        stated = {o.text for o in conv.gold_facts}
+        for i, r in enumerate(rows):
+            g = r["gold"]
+            kind = g.get("twin", "")
+            if not kind.startswith("memory:"):
+                continue
+            kinds[kind] += 1
+            main = rows[i - 1]["gold"] if "twin" not in rows[i - 1]["gold"] else rows[i - 2]["gold"]
+            assert g["observation"] == main["observation"] and g["memory_shown"] != main["memory_shown"]
+            text = g["ops"][0]["text"]
+            assert text in r["completion"][0]["content"] and g["op"] in r["completion"][0]["content"]
+            if kind == "memory:update->add":
+                gone = [m for m in main["memory_shown"] if m not in g["memory_shown"]]
+                assert main["op"] == "update" and g["op"] == "add" and len(gone) == 1
+                assert P.fact_topic(gone[0]) == P.fact_topic(text)
+            elif kind == "memory:none->add":
+                assert main["op"] == "none" and g["op"] == "add" and text in stated
+                assert text in main["memory_shown"] and text not in g["memory_shown"]
+                assert repeated_fact(g["observation"].split(": ", 1)[1], [text], user) == text
+            else:
+                assert kind == "memory:add->update" and main["op"] == "add" and g["op"] == "update"
+                older = [m for m in g["memory_shown"] if P.fact_topic(m) == P.fact_topic(text)]
+                assert len(older) == 1 and older[0] != text and older[0] not in main["memory_shown"]
+    assert kinds["memory:update->add"] and kinds["memory:none->add"] and kinds["memory:add->update"]
+    with pytest.raises(Exception, match="memory_twin_share"):
+        SynthConfig(memory_twin_share=1.5)

@@ -147,6 +147,16 @@ class SynthConfig:
                 "'Nothing has changed' updates went 24 -> 0, but plain small talk became facts "
                 "(op accuracy fresh 0.870 -> 0.873, new dev personas 0.961 -> 0.836): not "
                 "adopted (journal, thirteenth session)"})
+    memory_twin_share: float = field(default=0.0, metadata={
+        "help": "persona training write rows: share of the user's turns that also give a twin "
+                "with the same words and a memory that changes the right op "
+                "(conversation_rows.memory_twin): an update without its old fact shown is an "
+                "add, a repeat without its fact an add of it, an add beside an older value of "
+                "the same attribute an update; with it on, a repeat's own row always shows the "
+                "fact it repeats (at 0 about 14% of them did not). Against the writer reading "
+                "the turn's words and not the memory (journal, 2026-12-07 thirteenth session); "
+                "the game's imperfect_memory_share, a replacement not a twin, failed at 0.3. "
+                "Written 2026-12-07, not judged yet; 0: off, the data as before"})
     persona_contrast_share: float = field(default=0.0, metadata={
         "help": "persona training write rows: share of the user's turns given a look-alike of "
                 "a fact (persona_train_phrases.LOOKALIKES: a value of an attribute and a "
@@ -304,7 +314,7 @@ class SynthConfig:
                             "surfaces "
                             "must not be empty", "give at least one value each")
         for name in ("writer_frame_share", "writer_contrast_share", "persona_contrast_share",
-                     "reframe_update_share", "imperfect_memory_share"):
+                     "reframe_update_share", "imperfect_memory_share", "memory_twin_share"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise MagsError(f"SynthConfig: {name} = {getattr(self, name)}",
                                 f"{name} is a share in [0, 1]")

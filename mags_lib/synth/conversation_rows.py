@@ -160,6 +160,67 @@ def contrast_turn(turn: Any, facts: list[Any], known: list[str], user: str,
     return replace(turn, text=text), look
 
 
+def repeated_fact(text: str, known: list[str], user: str) -> str | None:
+    """The one known fact a turn restates: its value is in the turn and its subject is the
+    speaker ("I", `user`) or named in the turn (None where no known fact, or more than one,
+    fits; LoCoMo's facts never do).
+
+    >>> repeated_fact("Like I told you, I drive a Volvo.", ["Ana drives a Volvo.",
+    ...               "Ana lives in Porto."], "Ana")
+    'Ana drives a Volvo.'
+    >>> repeated_fact("Like I told you, I drive a Volvo.", ["Ana lives in Porto."], "Ana") is None
+    True
+    """
+    from mags_lib.conversations import persona_phrases as P
+
+    low = f" {text.lower()} "
+    found = []
+    for fact in known:
+        parsed = P.fact_value(fact)
+        if parsed is None or parsed[2].lower() not in low:
+            continue
+        who = parsed[1]
+        if (who == user and re.search(r"\b(i|i'm|i've|my|me)\b", low)) or who in text:
+            found.append(fact)
+    return found[0] if len(found) == 1 else None
+
+
+def memory_twin(ops: list[dict], facts: list[Any], memory: list[str], repeated: str | None,
+                rng: random.Random) -> tuple[list[str], list[dict], list[Any], str] | None:
+    """The same turn with a memory that changes the right op, so that only the memory tells it
+    (`SynthConfig.memory_twin_share`): an update whose old fact is left out of the memory is an
+    add; a repeat whose fact is left out is an add of that fact; an add beside an older value of
+    the same attribute and person is an update. Returns (memory, ops, actions, kind), or None
+    where the turn is none of these (small talk, several facts, a fact of no attribute)."""
+    from mags_lib.conversations import persona_phrases as P
+
+    if len(ops) == 1 and ops[0]["op"] == "update" and facts[0].replaces in memory:
+        text = ops[0]["text"]
+        return ([m for m in memory if m != facts[0].replaces],
+                [{"op": "add", "text": text, "block": "semantic"}],
+                [EngramAdd("semantic", text, 0.9)], "memory:update->add")
+    if not ops and repeated is not None and repeated in memory:
+        return ([m for m in memory if m != repeated],
+                [{"op": "add", "text": repeated, "block": "semantic"}],
+                [EngramAdd("semantic", repeated, 0.9)], "memory:none->add")
+    if len(ops) == 1 and ops[0]["op"] == "add":
+        parsed = P.fact_value(ops[0]["text"])
+        if parsed is None:
+            return None
+        attr, who, value = parsed
+        others = [v for v in attr.values if v != value]
+        if not others:
+            return None
+        old = attr.fact.format(who=who, v=rng.choice(others))
+        kept = memory[:-1] if len(memory) >= 3 else list(memory)
+        twin = [*kept, old]
+        rng.shuffle(twin)
+        text = ops[0]["text"]
+        return (twin, [{"op": "update", "text": text, "block": "semantic"}],
+                [EngramUpdate("semantic", text, 0.9)], "memory:add->update")
+    return None
+
+
 def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, seed: int,
                skips: Counter | None = None, twins: bool = False) -> list[dict]:
     """One write row per turn of `conv` (the assistant's turns at `cfg.assistant_turn_share`).
@@ -177,6 +238,8 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
     twin_rng = random.Random(f"twin:{getattr(cfg, 'seed', 0)}:{conv.sample_id}")
     share = getattr(cfg, "persona_contrast_share", 0.0) if twins else 0.0
     contrast_rng = random.Random(f"persona-contrast:{getattr(cfg, 'seed', 0)}:{conv.sample_id}")
+    memory_share = getattr(cfg, "memory_twin_share", 0.0) if twins else 0.0
+    memory_rng = random.Random(f"memory-twin:{getattr(cfg, 'seed', 0)}:{conv.sample_id}")
     by_turn, known, rows = _fact_turns(conv), [], []
     user = conv.speakers[0]
     for i, turn in enumerate(conv.turns()):
@@ -185,7 +248,11 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
         if share > 0 and turn.speaker == user and contrast_rng.random() < share:
             turn, look = contrast_turn(turn, facts, known, user, contrast_rng)
         obs = turn_text(turn, dated=True)
+        repeated = (repeated_fact(turn.text, known, user)
+                    if memory_share > 0 and turn.speaker == user and not facts else None)
         own = [o.replaces for o in facts if o.replaces in known]
+        if repeated is not None and repeated not in own:
+            own.append(repeated)  # the twin needs it shown; drawn only with memory twins on
         pool = [f for f in known if f not in own]
         keep = bool(facts) or source != "persona" or turn.speaker == user \
             or rng.random() < cfg.assistant_turn_share
@@ -225,6 +292,15 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
                              NOTHING_TO_STORE, {**gold, "observation": twin_obs, "twin": kind,
                                                 **({"contrast": None} if share > 0 else {})},
                              seed))
+        if memory_share > 0 and turn.speaker == user and memory_rng.random() < memory_share:
+            made = memory_twin(ops, facts, memory, repeated, memory_rng)
+            if made is not None:
+                twin_memory, twin_ops, twin_actions, kind = made
+                rows.append(_row("write", surface.write_prompt(obs, twin_memory, memory_rng),
+                                 format_actions(twin_actions),
+                                 {**gold, "ops": twin_ops, "op": twin_ops[0]["op"],
+                                  "kind": "fact", "memory_shown": twin_memory, "twin": kind},
+                                 seed))
     return rows
 
 
