@@ -456,7 +456,8 @@ def test_memory_twins_change_only_the_memory_and_the_op_follows_it():
     makes another op right (update without its old fact -> add; a repeat without its fact ->
     add of it; an add beside an older value of its attribute -> update). Every twin's gold
     agrees with what it shows; with the option on a repeat's own row shows what it repeats;
-    off, the rows are byte for byte as before; a share outside [0, 1] is refused."""
+    the ask, answer and dev rows do not change; off, the rows are byte for byte as before; a
+    share outside [0, 1] is refused."""
     from dataclasses import replace
 
     from mags_lib.synth.conversation_rows import repeated_fact
@@ -494,5 +495,12 @@ def test_memory_twins_change_only_the_memory_and_the_op_follows_it():
                 older = [m for m in g["memory_shown"] if P.fact_topic(m) == P.fact_topic(text)]
                 assert len(older) == 1 and older[0] != text and older[0] not in main["memory_shown"]
     assert kinds["memory:update->add"] and kinds["memory:none->add"] and kinds["memory:add->update"]
+    base, _ = conversation_rows(CFG)
+    twinned, _ = conversation_rows(replace(CFG, memory_twin_share=0.3))
+    for task in base:  # writer text only: notebook 02's rows and the dev rows stay
+        assert twinned[task]["val"] == base[task]["val"], task
+        if task != "write":
+            assert twinned[task]["train"] == base[task]["train"], task
+    assert len(twinned["write"]["train"]) > len(base["write"]["train"])
     with pytest.raises(Exception, match="memory_twin_share"):
         SynthConfig(memory_twin_share=1.5)

@@ -251,8 +251,6 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
         repeated = (repeated_fact(turn.text, known, user)
                     if memory_share > 0 and turn.speaker == user and not facts else None)
         own = [o.replaces for o in facts if o.replaces in known]
-        if repeated is not None and repeated not in own:
-            own.append(repeated)  # the twin needs it shown; drawn only with memory twins on
         pool = [f for f in known if f not in own]
         keep = bool(facts) or source != "persona" or turn.speaker == user \
             or rng.random() < cfg.assistant_turn_share
@@ -261,6 +259,13 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
         else:
             memory = own + rng.sample(pool, min(rng.randint(0, cfg.write_context), len(pool)))
         rng.shuffle(memory)
+        if repeated is not None and repeated not in memory:
+            # a repeat shows what it repeats, placed by the twins' own stream so that `rng`
+            # (shared with the ask rows) draws as it does with the option off
+            if len(memory) >= cfg.write_context:
+                memory[memory_rng.randrange(len(memory))] = repeated
+            else:
+                memory.insert(memory_rng.randrange(len(memory) + 1), repeated)
         ops, actions = [], []
         for o in facts:
             op = "update" if o.replaces in known else "add"
