@@ -186,12 +186,14 @@ def repeated_fact(text: str, known: list[str], user: str) -> str | None:
 
 
 def memory_twin(ops: list[dict], facts: list[Any], memory: list[str], repeated: str | None,
-                rng: random.Random) -> tuple[list[str], list[dict], list[Any], str] | None:
+                rng: random.Random, limit: int = 3
+                ) -> tuple[list[str], list[dict], list[Any], str] | None:
     """The same turn with a memory that changes the right op, so that only the memory tells it
     (`SynthConfig.memory_twin_share`): an update whose old fact is left out of the memory is an
     add; a repeat whose fact is left out is an add of that fact; an add beside an older value of
-    the same attribute and person is an update. Returns (memory, ops, actions, kind), or None
-    where the turn is none of these (small talk, several facts, a fact of no attribute)."""
+    the same attribute and person is an update (the memory kept to `limit` lines, as
+    `SynthConfig.write_context`). Returns (memory, ops, actions, kind), or None where the turn
+    is none of these (small talk, several facts, a fact of no attribute)."""
     from mags_lib.conversations import persona_phrases as P
 
     if len(ops) == 1 and ops[0]["op"] == "update" and facts[0].replaces in memory:
@@ -212,7 +214,7 @@ def memory_twin(ops: list[dict], facts: list[Any], memory: list[str], repeated: 
         if not others:
             return None
         old = attr.fact.format(who=who, v=rng.choice(others))
-        kept = memory[:-1] if len(memory) >= 3 else list(memory)
+        kept = memory[:max(0, limit - 1)] if len(memory) >= limit else list(memory)
         twin = [*kept, old]
         rng.shuffle(twin)
         text = ops[0]["text"]
@@ -298,7 +300,7 @@ def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str,
                                                 **({"contrast": None} if share > 0 else {})},
                              seed))
         if memory_share > 0 and turn.speaker == user and memory_rng.random() < memory_share:
-            made = memory_twin(ops, facts, memory, repeated, memory_rng)
+            made = memory_twin(ops, facts, memory, repeated, memory_rng, cfg.write_context)
             if made is not None:
                 twin_memory, twin_ops, twin_actions, kind = made
                 rows.append(_row("write", surface.write_prompt(obs, twin_memory, memory_rng),
