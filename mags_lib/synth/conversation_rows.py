@@ -223,6 +223,28 @@ def memory_twin(ops: list[dict], facts: list[Any], memory: list[str], repeated: 
     return None
 
 
+def judge_memory_twin(gold: dict, rng: random.Random, limit: int = 3
+                      ) -> tuple[list[str], list[dict], list[Any], str] | None:
+    """`memory_twin` of a judge row (`persona_judge_rows`), from its gold alone: the fact an
+    update replaces is the one line of the memory shown on the same attribute and person (None
+    where not exactly one is), a repeat's fact is `repeated_fact` of the turn as said. For
+    probing whether a write model's op follows the memory (`tools/op_memory_probe.py`)."""
+    from types import SimpleNamespace
+
+    from mags_lib.conversations import persona_phrases as P
+
+    speaker, said = gold["observation"].split("] ", 1)[-1].split(": ", 1)
+    memory, ops, facts = list(gold["memory_shown"]), gold["ops"], []
+    if len(ops) == 1 and ops[0]["op"] == "update":
+        topic = P.fact_topic(ops[0]["text"])
+        old = [m for m in memory if topic is not None and P.fact_topic(m) == topic]
+        if len(old) != 1:
+            return None
+        facts = [SimpleNamespace(replaces=old[0])]
+    repeated = repeated_fact(said, memory, speaker) if not ops else None
+    return memory_twin(ops, facts, memory, repeated, rng, limit)
+
+
 def write_rows(conv: Conversation, rng: random.Random, cfg: Any, *, source: str, seed: int,
                skips: Counter | None = None, twins: bool = False) -> list[dict]:
     """One write row per turn of `conv` (the assistant's turns at `cfg.assistant_turn_share`).
