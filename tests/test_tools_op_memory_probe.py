@@ -101,3 +101,19 @@ def test_probe_tells_a_memory_reader_from_a_words_only_writer(rows, reads_memory
         assert t["moved"] == t["right_changed"] == (t["n"] if reads_memory else 0)
     assert len(got["examples"]) == 5
     assert sum(got["cells"].values()) == sum(t["n"] for t in got["table"].values())
+
+
+def test_persona_judge_sets_are_the_named_splits_and_an_unknown_name_is_refused():
+    from mags_lib.synth.conversation_rows import PERSONA_JUDGE_SETS, persona_judge_set
+
+    nb12 = persona_judge_set("persona-dev-nb12")
+    new = persona_judge_set("persona-dev-new", personas=2, offset=6)
+    fresh = persona_judge_set("persona-fresh", fresh=1)
+    assert [r["gold"]["observation"] for r in nb12] == [
+        r["gold"]["observation"] for r in persona_judge_rows("dev", 6)["write"]]
+    assert not {r["gold"]["conversation"] for r in nb12} & {r["gold"]["conversation"] for r in new}
+    assert {r["gold"]["conversation"] for r in fresh} == {
+        r["gold"]["conversation"] for r in persona_judge_rows("fresh", 1)["write"]}
+    assert len(PERSONA_JUDGE_SETS) == 3
+    with pytest.raises(ValueError, match="persona-fresh"):
+        persona_judge_set("persona-test")

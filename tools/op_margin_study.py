@@ -69,18 +69,15 @@ def main() -> None:
     from mags_lib.evaluation.conversation_study import model_ids, role_models
     from mags_lib.manifest import write_json
     from mags_lib.objectives.completions import chosen_op
-    from mags_lib.synth.conversation_rows import locomo_judge_rows, persona_judge_rows
+    from mags_lib.synth.conversation_rows import locomo_judge_rows, persona_judge_set
 
     roles, why = role_models({"write": args.write}, needed=("write",))
     if not roles:
         raise SystemExit(why)
     llm = roles["write"]
-    makers = {"persona-fresh": lambda: persona_judge_rows("fresh", args.fresh)["write"],
-              "persona-dev-new": lambda: persona_judge_rows("dev", args.personas,
-                                                            offset=args.offset)["write"],
-              "persona-dev-nb12": lambda: persona_judge_rows("dev", 6)["write"],
-              "locomo-dev": lambda: locomo_judge_rows("dev", None, args.locomo_turns)}
-    sets = {name: makers[name]() for name in args.sets}
+    sets = {name: (locomo_judge_rows("dev", None, args.locomo_turns) if name == "locomo-dev"
+                   else persona_judge_set(name, args.fresh, args.personas, args.offset))
+            for name in args.sets}
     out: dict = {"models": model_ids(llm, roles), "args": vars(args), "sets": {}}
     for name, rows in sets.items():
         t0 = time.perf_counter()

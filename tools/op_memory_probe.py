@@ -30,7 +30,8 @@ import time
 from collections import Counter
 from typing import Any
 
-SETS = ("persona-fresh", "persona-dev-new", "persona-dev-nb12")
+from mags_lib.synth.conversation_rows import PERSONA_JUDGE_SETS
+
 KINDS = ("update->add", "none->add", "add->update")
 
 
@@ -74,7 +75,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", help="JSON report path")
     ap.add_argument("--write", default="auto", help="'auto' (notebook 04's) or a .gguf")
-    ap.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
+    ap.add_argument("--sets", nargs="+", default=list(PERSONA_JUDGE_SETS),
+                    choices=list(PERSONA_JUDGE_SETS))
     ap.add_argument("--offset", type=int, default=6, help="first new development persona")
     ap.add_argument("--personas", type=int, default=12, help="new development personas")
     ap.add_argument("--fresh", type=int, default=12, help="personas of the fresh split")
@@ -84,20 +86,17 @@ def main() -> None:
 
     from mags_lib.evaluation.conversation_study import model_ids, role_models
     from mags_lib.manifest import write_json
-    from mags_lib.synth.conversation_rows import persona_judge_rows
+    from mags_lib.synth.conversation_rows import persona_judge_set
 
     roles, why = role_models({"write": args.write}, needed=("write",))
     if not roles:
         raise SystemExit(why)
     llm = roles["write"]
-    makers = {"persona-fresh": lambda: persona_judge_rows("fresh", args.fresh)["write"],
-              "persona-dev-new": lambda: persona_judge_rows("dev", args.personas,
-                                                            offset=args.offset)["write"],
-              "persona-dev-nb12": lambda: persona_judge_rows("dev", 6)["write"]}
     out: dict = {"models": model_ids(llm, roles), "args": vars(args), "sets": {}}
     for name in args.sets:
         t0 = time.perf_counter()
-        got = probe(llm, makers[name](), random.Random(f"probe:{name}"), args.limit)
+        rows = persona_judge_set(name, args.fresh, args.personas, args.offset)
+        got = probe(llm, rows, random.Random(f"probe:{name}"), args.limit)
         out["sets"][name] = {"seconds": round(time.perf_counter() - t0, 1), **got}
         print(name, json.dumps(got["table"]), f"{time.perf_counter() - t0:.0f} s", flush=True)
     write_json(args.out, out)

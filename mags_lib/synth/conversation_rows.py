@@ -713,6 +713,25 @@ def persona_judge_rows(split: str, n: int, cfg: Any = None, offset: int = 0
     return {task: as_in_play(rows) for task, rows in out.items()}
 
 
+PERSONA_JUDGE_SETS = ("persona-fresh", "persona-dev-new", "persona-dev-nb12")
+"""The persona development sets a write model is judged on (`persona_judge_set`)."""
+
+
+def persona_judge_set(name: str, fresh: int = 12, personas: int = 12, offset: int = 6
+                      ) -> list[dict]:
+    """The write rows of one of `PERSONA_JUDGE_SETS`, prompted as in play: `persona-fresh`, the
+    first `fresh` personas of the fresh split (`persona_fresh_phrases`, which no model was
+    steered by); `persona-dev-new`, `personas` development personas from `offset` on (after
+    notebook 12's six); `persona-dev-nb12`, notebook 12's six development personas."""
+    if name == "persona-fresh":
+        return persona_judge_rows("fresh", fresh)["write"]
+    if name == "persona-dev-new":
+        return persona_judge_rows("dev", personas, offset=offset)["write"]
+    if name == "persona-dev-nb12":
+        return persona_judge_rows("dev", 6)["write"]
+    raise ValueError(f"unknown persona judge set {name!r}; use one of {PERSONA_JUDGE_SETS}")
+
+
 def locomo_judge_rows(split: str, n: int | None, turns: int, cfg: Any = None,
                       path: str | None = None) -> list[dict]:
     """Write rows of LoCoMo's conversations of `split` ('train', 'dev' or 'test'; the first
