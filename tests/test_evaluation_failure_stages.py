@@ -80,3 +80,32 @@ def test_an_agent_above_the_upper_bound_is_named_in_the_study_tables():
         "`static_rag` is above the upper bound `gold_writes` on F1 (0.450 > 0.400)"]
     summary["static_rag"]["f1"] = 0.40  # level is not above
     assert bound_breaches(summary) == []
+
+
+def test_a_line_about_someone_else_with_the_same_value_is_not_the_answer():
+    felix = QA("What does Felix drive right now?", "a Volvo", (), 4, kind="current",
+               asker="Ana", about="Felix")
+    other = ["Ravi drives a Volvo."]
+    nodes = [{"text": "Ravi drives a Volvo.", "valid": True}]
+    assert failure_stage(felix, "I don't know", other, nodes) == "write"
+    nodes.append({"text": "Felix drives a Volvo.", "valid": True})
+    assert failure_stage(felix, "I don't know", other, nodes) == "recall"
+    assert failure_stage(felix, "I don't know", other + ["Felix's car: a Volvo."],
+                         nodes) == "reader"
+    # without `about` (LoCoMo) the value alone is matched, as before
+    anyone = QA("What does Felix drive?", "a Volvo", (), 4, kind="current")
+    assert failure_stage(anyone, "I don't know", other, nodes) == "reader"
+
+
+def test_every_persona_fact_question_names_whose_fact_and_its_turns_name_them():
+    from mags_lib.conversations.persona import persona_set
+    from mags_lib.evaluation.failure_stages import names_person
+
+    for split in ("train", "dev", "fresh"):
+        for conv in persona_set(split, 3):
+            text = {t.dia_id: f"{t.speaker}: {t.text}" for t in conv.turns()}
+            facts = [q for q in conv.qa if q.kind in ("current", "earlier", "when")]
+            assert facts and all(q.about for q in facts)
+            for q in facts:
+                for turn in q.evidence:
+                    assert names_person(text[turn], q.about), (split, q, text[turn])

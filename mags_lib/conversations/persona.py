@@ -265,17 +265,19 @@ def _questions(w: _Writer, rng: random.Random, cfg: PersonaConfig, facts: list[_
                unsaid: list[P.Attribute]) -> list[QA]:
     qa = []
     for f in facts:
+        whose = w.user if f.person == "self" else f.person
+
         def ask(slot: str, v: str = "", f: _Fact = f) -> str:
             extra = T.clause_extra(f.attr.name, _kind(f), slot)
             return w.pick(getattr(w.form(f), slot), extra).format(v=v, name=f.person)
         qa.append(QA(ask("ask_current"), f.values[-1], (f.turns[-1],), 4, kind="current",
-                     stale=tuple(dict.fromkeys(f.stale)), asker=w.user))
+                     stale=tuple(dict.fromkeys(f.stale)), asker=w.user, about=whose))
         if len(f.values) > 1:
             qa.append(QA(ask("ask_earlier"), f.values[-2], (f.turns[-2],), 4, kind="earlier",
-                         asker=w.user))
+                         asker=w.user, about=whose))
         if f.changed_on and f.change_turn == f.turns[-1]:
             qa.append(QA(ask("ask_when", f.values[-1]), f.changed_on, (f.change_turn,), 2,
-                         kind="when", asker=w.user))
+                         kind="when", asker=w.user, about=whose))
     for attr in rng.sample(unsaid, min(cfg.unknown_questions, len(unsaid))):
         asked = w.pick(attr.self_form.ask_current, T.clause_extra(attr.name, "self", "ask_current"))
         qa.append(QA(asked, None, (), 5, kind="unknown", asker=w.user))

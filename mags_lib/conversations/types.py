@@ -41,6 +41,8 @@ class QA:
     kind: str | None = None
     stale: tuple[str, ...] = ()
     asker: str | None = None  # who asks, where the question says "I" / "my" (persona)
+    about: str | None = None  # whose fact it asks for (persona: the asker or someone they
+    # name); None where the data does not say (LoCoMo)
 
     def asked(self) -> str:
         """The question as an agent reads it: with its asker, so "my car" names someone.

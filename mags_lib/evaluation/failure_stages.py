@@ -19,7 +19,12 @@ those asking for an earlier one (`earlier`) any item, since the history is kept.
 
 Values are matched as the persona rates match them (`qa_metrics.mentions`: normalised words,
 articles dropped): a fact stored in other words still counts where it names the value ("Yara
-is visiting Kenya." names "Kenya"), and a garbled one does not.
+is visiting Kenya." names "Kenya"), and a garbled one does not. A line or item counts only
+where it also names the person the question is about (`QA.about`, a whole word; every persona
+turn names its speaker and the people it speaks of): "Ravi drives a Volvo." does not hold the
+answer to "What does Felix drive?", so a loss beside it is not the reader's. Until 2026-12-07
+(fifteenth session) the value alone was matched, and such losses were called "reader". A
+question without `about` (LoCoMo's) is matched on the value alone.
 
     >>> from mags_lib.conversations.types import QA
     >>> q = QA("Which city am I living in?", "Porto", (), 4, asker="Ana", kind="current",
@@ -41,10 +46,16 @@ is visiting Kenya." names "Kenya"), and a garbled one does not.
     'write'
     >>> failure_stage(q, "I don't know", [], None)
     'unseen'
+    >>> felix = QA("What does Felix drive?", "a Volvo", (), 4, asker="Ana", kind="current",
+    ...            about="Felix")
+    >>> failure_stage(felix, "I don't know", ["Ravi drives a Volvo."],
+    ...               [{"text": "Ravi drives a Volvo.", "valid": True}])
+    'write'
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -69,19 +80,33 @@ def failure_stage(qa: Any, prediction: str, lines: list[str],
     stale = qa.kind == "current" and any(mentions(prediction, s) for s in qa.stale)
     if mentions(prediction, value) and not stale:
         return "answered"
-    shown = [line for line in lines if mentions(line, value)]
+    person = getattr(qa, "about", None)
+
+    def holds(text: str) -> bool:  # names the value, and the person where the question says
+        return mentions(text, value) and (not person or names_person(text, person))
+
+    shown = [line for line in lines if holds(line)]
     if qa.kind == "current":
         shown = [line for line in shown if RETIRED not in line]  # shown as retired: not current
     if shown:
         return "reader"
     if nodes is None:
         return "unseen"
-    named = [n for n in nodes if mentions(n["text"], value)]
+    named = [n for n in nodes if holds(n["text"])]
     if qa.kind == "current":
         if any(n["valid"] for n in named):
             return "recall"
         return "superseded" if named else "write"
     return "recall" if named else "write"
+
+
+def names_person(text: str, person: str) -> bool:
+    """Whether `text` names `person` as a whole word, any case ("Felix's" names Felix).
+
+    >>> names_person("Felix's car is a Volvo.", "Felix"), names_person("Felixa drives.", "Felix")
+    (True, False)
+    """
+    return re.search(rf"\b{re.escape(person.lower())}\b", text.lower()) is not None
 
 
 def stage_counts(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, dict[str, int]]]:
