@@ -10,7 +10,13 @@ margin m the op becomes "none" wherever log P(none) + m >= max(log P(add), log P
 stays the greedy one elsewhere; m = 0 differs from the greedy ops only where the greedy op is not
 the best-scored opening (0-3 rows in 204-408 on the personas, 2026-12-07). The report gives the greedy
 ops' and each margin's op accuracy, balanced accuracy, facts dropped and confusion (gold ->
-chosen; `objectives.write_metrics.op_confusion`) on:
+chosen; `objectives.write_metrics.op_confusion`), and beside them the **effect** of each greedy
+reply: what a memory holding the prompt's lines does with it (`evaluation.op_effect`: a repeat
+written as an add is merged, so nothing; an add that the memory's detector pairs with a held
+fact retires it, so an update; an update with nothing to replace is stored as an add or retires
+the closest fact), and the facts it retired, right (a gold update's old fact) or wrong. The
+effect table is not the model's op accuracy; it says which op errors cost something in play.
+On:
 
 - `persona-fresh`: personas of the `fresh` split (`--fresh`), worded from
   `persona_fresh_phrases` only, which no model was steered by;
@@ -50,6 +56,15 @@ def table(rows: list[dict], margin: float | None) -> dict:
             "confusion": {g: c for g, c in ops["confusion"].items() if c}}
 
 
+def same_fact(old: str, new: str) -> bool:
+    """Whether two persona fact texts state the same attribute of the same person
+    (`persona_phrases.fact_topic`; False where either is not a gold fact's wording)."""
+    from mags_lib.conversations.persona_phrases import fact_topic
+
+    topic = fact_topic(old)
+    return topic is not None and topic == fact_topic(new)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out", help="JSON report path")
@@ -67,6 +82,7 @@ def main() -> None:
 
     from mags_lib.agents.loop import ENGRAM_CLOSE, closed, op_scores
     from mags_lib.evaluation.conversation_study import model_ids, role_models
+    from mags_lib.evaluation.op_effect import effect_table
     from mags_lib.manifest import write_json
     from mags_lib.objectives.completions import chosen_op
     from mags_lib.synth.conversation_rows import locomo_judge_rows, persona_judge_set
@@ -87,12 +103,25 @@ def main() -> None:
                                     stop=[ENGRAM_CLOSE]), ENGRAM_CLOSE)
             scored.append({"gold": r["gold"]["op"], "reply": reply,
                            "scores": op_scores(llm, r["prompt"]),
-                           "observation": r["gold"].get("observation")})
+                           "observation": r["gold"].get("observation"),
+                           "shown": r["gold"].get("memory_shown") or []})
+        facts = [next((o["text"] for o in r["gold"].get("ops") or []
+                       if o.get("op") in ("add", "update")), None) for r in rows]
+        effect = effect_table([s["reply"] for s in scored], [s["shown"] for s in scored],
+                              [s["gold"] for s in scored], gold_facts=facts,
+                              same_fact=same_fact if name.startswith("persona") else None)
+        for s, e, gone in zip(scored, effect.pop("effects"), effect.pop("retired"),
+                              strict=True):
+            s["effect"], s["retired"] = e, gone
         agree = sum(max(s["scores"], key=s["scores"].get) == chosen_op(s["reply"])
                     for s in scored)
         out["sets"][name] = {"n": len(scored), "seconds": round(time.perf_counter() - t0, 1),
                              "greedy_is_argmax": agree, "greedy": table(scored, None),
                              "tables": [table(scored, m) for m in args.margins],
+                             "effect": {k: effect.get(k) for k in (
+                                 "n", "accuracy", "balanced", "dropped", "retirements")}
+                             | {"confusion": {g: c for g, c in effect["confusion"].items()
+                                              if c}},
                              "rows": scored}
         print(name, len(scored), "rows; greedy op = argmax of the scores on", agree)
         g = out["sets"][name]["greedy"]
@@ -101,6 +130,10 @@ def main() -> None:
         for t in out["sets"][name]["tables"]:
             print(f"  m={t['margin']:<5} acc {t['op_accuracy']:.3f} bal {t['balanced']:.3f} "
                   f"{json.dumps(t['confusion'])}")
+        e = out["sets"][name]["effect"]
+        print(f"  effect  acc {e['accuracy']:.3f} bal {e['balanced']:.3f} "
+              f"{json.dumps(e['confusion'])}; facts retired {e['retirements']} (the greedy "
+              "replies as the memory carries them out: not the model's op accuracy)")
     write_json(args.out, out)
     print("saved", args.out)
 

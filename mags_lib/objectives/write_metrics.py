@@ -3,7 +3,8 @@ model, not rewards (a reward scores one completion for GRPO, see `rewards`; thes
 many for a judge or a report).
 
 * `op_confusion`: which op (add / update / none) each output chose against the gold op, the op
-  accuracy, its per-op balanced mean and the share of due facts dropped;
+  accuracy, its per-op balanced mean and the share of due facts dropped (`ops_confusion`: the
+  same for ops already chosen, as `evaluation.op_effect` gives them);
 * `fact_exact`: whether the stored sentence is the gold sentence (tokens equal).
 
     >>> gold = [{"op": "add", "ops": "<engram>\\nadd semantic 0.9: Glarbs eat stones.\\n</engram>"}]
@@ -42,13 +43,23 @@ def op_confusion(completions: list, gold: list[dict]) -> dict[str, Any]:
     >>> op_confusion(["<engram>\\n</engram>"] * 4, [{"op": "none"}] * 3 + [{"op": "add"}])["balanced"]
     0.5
     """
+    return ops_confusion([chosen_op(text) for text in completions],
+                         [(g or {}).get("op") for g in gold])
+
+
+def ops_confusion(chosen: list[str], wanted: list[str | None]) -> dict[str, Any]:
+    """`op_confusion` of ops already chosen (add / update / none, or anything else, counted as
+    such) against gold ops (rows whose gold op is not a write op are left out): the op
+    accuracy, its balanced mean, the share of due facts dropped, the confusion.
+
+    >>> ops_confusion(["add", "none", "none"], ["add", "update", "none"])["accuracy"]
+    0.6666666666666666
+    """
     confusion: dict[str, dict[str, int]] = {op: {} for op in WRITE_OPS}
     n = right = 0
-    for text, g in zip(completions, gold, strict=True):
-        want = (g or {}).get("op")
+    for got, want in zip(chosen, wanted, strict=True):
         if want not in confusion:
             continue
-        got = chosen_op(text)
         confusion[want][got] = confusion[want].get(got, 0) + 1
         n += 1
         right += got == want
