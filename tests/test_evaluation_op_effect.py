@@ -67,3 +67,10 @@ def test_retirements_are_right_only_for_a_gold_update_s_old_fact():
     assert t["retirements"] == {"right": 1, "wrong": 1}
     assert study.same_fact("Ana lives in Porto.", "Ana lives in Lisbon.")
     assert not study.same_fact("Ana lives in Porto.", "Felix lives in Lisbon.")
+
+
+def test_memory_overrides_change_what_a_write_does():
+    stray = block("update", "Ana has a dog called Rex.")
+    assert op_effect(stray, SHOWN, memory={"update_shared_words": 1}) == "add"
+    assert op_effect(block("update", "Ana lives in Lisbon."), SHOWN,
+                     memory={"update_shared_words": 1}) == "update"  # the detector's pair

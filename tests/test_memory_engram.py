@@ -275,6 +275,44 @@ def test_engram_update_supersedes_closest_even_without_lexical_contradiction():
     assert report.superseded and report.superseded[0][1] == a and not mem.is_valid(a)
 
 
+def test_an_update_s_fallback_needs_shared_words_under_update_shared_words():
+    """An update no detector pairs retires its nearest fact; with `update_shared_words` only
+    one that says something alike about the subject besides the name."""
+    class Never:
+        def contradicts(self, old, new):
+            return False
+
+    def build(shared):
+        cfg = MemoryConfig.from_dict({"update_supersede_threshold": 0.05,
+                                      "merge_threshold": 0.99, "update_shared_words": shared})
+        m = LiquidMemory(cfg, HashingEmbedder(), detector=Never())
+        m.observe("Oskar's favourite food is pho.", block="semantic")
+        return m
+
+    stray = EngramUpdate("semantic", "Oskar's plants are watered earlier.")
+    assert build(0).apply([stray]).superseded  # off: the nearest fact of Oskar's goes
+    report = build(1).apply([stray])
+    assert not report.superseded and report.added  # on: stored beside it, nothing retired
+    dish = EngramUpdate("semantic", "Oskar's favourite food is ramen.")
+    assert build(1).apply([dish]).superseded  # shares "favourite food": retired
+    # the nearest fact alone is weighed: a farther one that shares a word is not retired instead
+    gym = EngramUpdate("semantic", "Oskar is at the gym on Mondays.")
+
+    def two(shared):
+        m = build(shared)
+        m.observe("Oskar is at the office.", block="semantic")  # nearest, shares no word
+        m.observe("His brother visits Oskar on Mondays.", block="semantic")  # farther, shares one
+        return m
+
+    off = two(0)
+    assert [off.node(o)["text"] for _, o in off.apply([gym]).superseded] == [
+        "Oskar is at the office."]
+    on = two(1)
+    assert not on.apply([gym]).superseded
+    with pytest.raises(ValueError, match="update_shared_words"):
+        MemoryConfig.from_dict({"update_shared_words": -1})
+
+
 @pytest.mark.parametrize("kwargs", [{"block": "procedural"}, {"confidence": 1.5},
                                     {"source": 1.5}, {"time": float("nan")}])
 def test_bad_inputs_raise_mags_error(kwargs):

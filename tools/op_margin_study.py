@@ -78,7 +78,20 @@ def main() -> None:
     ap.add_argument("--write", default="auto", help="'auto' (notebook 04's) or a .gguf")
     ap.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS),
                     help="which row sets to read (default: all)")
+    ap.add_argument("--memory", default=None,
+                    help="JSON of MemoryConfig overrides for the effect table only (the memory "
+                         "that carries the replies out), e.g. '{\"update_shared_words\": 1}'")
     args = ap.parse_args()
+    overrides = None
+    if args.memory:
+        from mags_lib.memory import MemoryConfig
+
+        try:
+            overrides = json.loads(args.memory)
+            MemoryConfig.from_dict(overrides)
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise SystemExit(f"error: --memory {args.memory!r}: {exc} (a JSON object of "
+                             "MemoryConfig fields)") from None
 
     from mags_lib.agents.loop import ENGRAM_CLOSE, closed, op_scores
     from mags_lib.evaluation.conversation_study import model_ids, role_models
@@ -109,7 +122,8 @@ def main() -> None:
                        if o.get("op") in ("add", "update")), None) for r in rows]
         effect = effect_table([s["reply"] for s in scored], [s["shown"] for s in scored],
                               [s["gold"] for s in scored], gold_facts=facts,
-                              same_fact=same_fact if name.startswith("persona") else None)
+                              same_fact=same_fact if name.startswith("persona") else None,
+                              memory=overrides)
         for s, e, gone in zip(scored, effect.pop("effects"), effect.pop("retired"),
                               strict=True):
             s["effect"], s["retired"] = e, gone

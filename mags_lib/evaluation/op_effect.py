@@ -43,14 +43,16 @@ def effect_of(report: Any) -> str:
     return "add" if report.added else "none"
 
 
-def op_effect(reply: str, shown: list[str], embedder: str = "embedded") -> str:
+def op_effect(reply: str, shown: list[str], embedder: str = "embedded",
+              memory: dict[str, Any] | None = None) -> str:
     """What `reply`'s add / update lines do to a memory that holds `shown` (see the module
-    docstring); the memory is rolled back afterwards, so rows can share it."""
-    return effect_detail(reply, shown, embedder)[0]
+    docstring; `memory`: `MemoryConfig` overrides on the loop's settings); the memory is rolled
+    back afterwards, so rows can share it."""
+    return effect_detail(reply, shown, embedder, memory)[0]
 
 
-def effect_detail(reply: str, shown: list[str], embedder: str = "embedded"
-                  ) -> tuple[str, list[str]]:
+def effect_detail(reply: str, shown: list[str], embedder: str = "embedded",
+                  memory: dict[str, Any] | None = None) -> tuple[str, list[str]]:
     """(`op_effect`, the texts of the shown lines the write retired)."""
     from mags_lib.actions import EngramAdd, EngramUpdate, parse_actions
     from mags_lib.objectives.outcome import row_memory
@@ -61,27 +63,30 @@ def effect_detail(reply: str, shown: list[str], embedder: str = "embedded"
     writes = [a for a in parsed.actions if isinstance(a, EngramAdd | EngramUpdate)]
     if not writes:
         return "none", []
-    memory, snap = row_memory([{"text": line} for line in shown], embedder)
+    held, snap = row_memory([{"text": line} for line in shown], embedder, memory)
     try:
-        report = memory.apply(writes)
-        return effect_of(report), [memory.graph.nodes[old]["text"]
+        report = held.apply(writes)
+        return effect_of(report), [held.graph.nodes[old]["text"]
                                    for _, old in report.superseded]
     finally:
-        memory.rollback(snap)
+        held.rollback(snap)
 
 
 def effect_table(replies: list[str], shown: list[list[str]], gold: list[str | None],
                  embedder: str = "embedded", gold_facts: list[str | None] | None = None,
-                 same_fact: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
+                 same_fact: Callable[[str, str], bool] | None = None,
+                 memory: dict[str, Any] | None = None) -> dict[str, Any]:
     """`objectives.write_metrics.ops_confusion` of the effects against the gold ops, each
     row's effect (`effects`) and what it retired (`retired`). With `gold_facts` (each row's
     gold fact text) and `same_fact(old, new)` (whether two texts state the same fact of the
     same person, e.g. `persona_phrases.fact_topic` equal), `retirements` counts the retired
     lines: `right` where the gold op is an update and the line is its old fact, `wrong` else
-    (a fact that had not changed, retired: what a wrong update costs in play)."""
+    (a fact that had not changed, retired: what a wrong update costs in play). `memory`:
+    `MemoryConfig` overrides on the loop's settings."""
     from mags_lib.objectives.write_metrics import ops_confusion
 
-    details = [effect_detail(r, s, embedder) for r, s in zip(replies, shown, strict=True)]
+    details = [effect_detail(r, s, embedder, memory)
+               for r, s in zip(replies, shown, strict=True)]
     out = {**ops_confusion([e for e, _ in details], gold),
            "effects": [e for e, _ in details], "retired": [r for _, r in details]}
     if gold_facts is not None and same_fact is not None:

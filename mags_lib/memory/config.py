@@ -113,6 +113,13 @@ class EngramConfig:
     update_supersede_threshold: float = field(default=0.5, metadata={
         "help": "EngramUpdate with no detected contradiction supersedes the closest valid node "
                 "of its block if that node's cosine is at least this (and below merge)"})
+    update_shared_words: int = field(default=0, metadata={
+        "help": "an EngramUpdate with no detected contradiction retires its nearest fact only "
+                "if the two share at least this many content words besides the name they open "
+                "with (contradiction.shared_words), else nothing (no farther fact either): "
+                "'Oskar's plants are watered.' then leaves 'Oskar's favourite food is pho.' "
+                "valid; 0: off, the nearest fact above update_supersede_threshold; not applied "
+                "with a judge (written 2026-12-07, not judged yet: journal)"})
     update_judge_candidates: int = field(default=3, metadata={
         "help": "with a judge (LiquidMemory(judge=...)): how many of an update's nearest same-"
                 "block facts above update_supersede_threshold the judge is asked about, "
@@ -410,8 +417,9 @@ def check_config(cfg: MemoryConfig) -> None:
     if not 0 <= flat["episode_context"] <= MAX_EPISODE_CONTEXT:
         raise ValueError(f"config episode_context must be in [0, {MAX_EPISODE_CONTEXT}], got "
                          f"{flat['episode_context']}")
-    for name in ("write_overquery", "contradiction_max_diff", "solid_node_uses", "core_keep_k",
-                 "isolated_grace", "inactive_after", "exact_below", "seed", "decay_rate",
+    for name in ("write_overquery", "contradiction_max_diff", "update_shared_words",
+                 "solid_node_uses", "core_keep_k", "isolated_grace", "inactive_after",
+                 "exact_below", "seed", "decay_rate",
                  "objective_lambda", "objective_mu", "objective_nu", "importance_strength",
                  "importance_degree", "importance_use", "importance_core", "importance_base",
                  "consolidate_use_weight", "consolidate_surprise_weight",

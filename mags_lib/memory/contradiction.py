@@ -164,6 +164,19 @@ def different_subjects(old_text: str, new_text: str) -> bool:
             and old not in content_tokens(new_text) and new not in content_tokens(old_text))
 
 
+def shared_words(old_text: str, new_text: str) -> int:
+    """How many content words (`content_tokens`) two facts share besides the names they open
+    with (`named_subject`): what they say alike about their subject.
+
+    >>> shared_words("Oskar's favourite food is pho.", "Oskar's plants are watered earlier.")
+    0
+    >>> shared_words("Ana lives in Porto.", "Ana lives in Lisbon now.")
+    1
+    """
+    names = {named_subject(old_text), named_subject(new_text)} - {None}
+    return len((content_tokens(old_text) & content_tokens(new_text)) - names)
+
+
 @runtime_checkable
 class ContradictionDetector(Protocol):
     """Anything that says whether `new_text` states another value for what `old_text` says."""

@@ -43,7 +43,7 @@ import numpy as np
 from mags_lib.actions.types import BLOCKS
 from mags_lib.errors import MagsError
 from mags_lib.memory.config import MAX_EPISODE_CONTEXT
-from mags_lib.memory.contradiction import different_subjects, normalise_text
+from mags_lib.memory.contradiction import different_subjects, normalise_text, shared_words
 from mags_lib.memory.types import MAX_ITEM_CHARS, Source, WriteOutcome
 
 if TYPE_CHECKING:
@@ -327,14 +327,18 @@ def update_target(mem: LiquidMemory, item: WriteItem, same: list[tuple[int, floa
                   ) -> list[int]:
     """The fact an `EngramUpdate` replaces when no detector flagged one: the nearest same-block
     fact above `update_supersede_threshold` (with `subject_check`, none that opens with another
-    name: `contradiction.different_subjects`), or, with `mem.judge`, the first of the
+    name: `contradiction.different_subjects`; with `update_shared_words`, not even that one if
+    it shares fewer content words with the update besides the name: `contradiction.
+    shared_words`), or, with `mem.judge`, the first of the
     `update_judge_candidates` nearest that the judge says the update replaces (none: an add)."""
     cfg = mem.config
     nodes = mem.graph._node
     near = (j for j, c in same if c >= cfg.engram.update_supersede_threshold
             and not (cfg.engram.subject_check and different_subjects(nodes[j]["text"], item.text)))
     if mem.judge is None:
-        return list(islice(near, 1))
+        shared = cfg.engram.update_shared_words
+        return [j for j in islice(near, 1)
+                if shared <= 0 or shared_words(nodes[j]["text"], item.text) >= shared]
     for j in islice(near, cfg.engram.update_judge_candidates):
         if mem.judge.contradicts(nodes[j]["text"], item.text):
             return [j]

@@ -73,17 +73,20 @@ def _words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-def row_memory(facts: list[dict[str, Any]], embedder: str = "embedded"):
-    """(memory, snapshot id): a `LiquidMemory` with the closed loop's settings holding `facts`
-    (as observed, no keys: a model's writes in play carry none), built once and cached."""
-    key = hashlib.sha256(json.dumps([facts, embedder], sort_keys=True).encode()).hexdigest()
+def row_memory(facts: list[dict[str, Any]], embedder: str = "embedded",
+               overrides: dict[str, Any] | None = None):
+    """(memory, snapshot id): a `LiquidMemory` with the closed loop's settings (and
+    `overrides`, `MemoryConfig` fields) holding `facts` (as observed, no keys: a model's writes
+    in play carry none), built once and cached."""
+    key = hashlib.sha256(json.dumps([facts, embedder, overrides or {}],
+                                    sort_keys=True).encode()).hexdigest()
     if key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
     from mags_lib.memory import LiquidMemory, MemoryConfig
     from mags_lib.memory.config import LOOP_MEMORY_DEFAULTS
 
-    memory = LiquidMemory(MemoryConfig.from_dict(LOOP_MEMORY_DEFAULTS),
+    memory = LiquidMemory(MemoryConfig.from_dict({**LOOP_MEMORY_DEFAULTS, **(overrides or {})}),
                           embedder=_embedder(embedder), clock=lambda: 0.0)
     memory.observe_many([{"text": f["text"], "block": f.get("block", "semantic")}
                          for f in facts])
