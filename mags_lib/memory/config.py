@@ -119,7 +119,9 @@ class EngramConfig:
                 "with (contradiction.shared_words), else nothing (no farther fact either): "
                 "'Oskar's plants are watered.' then leaves 'Oskar's favourite food is pho.' "
                 "valid; 0: off, the nearest fact above update_supersede_threshold; not applied "
-                "with a judge (written 2026-12-07, not judged yet: journal)"})
+                "with a judge (written 2026-12-07; at 1 it failed the first step of its rule "
+                "on the persona development sets: wrong retirements 19 -> 14, the bar halved; "
+                "not adopted: journal, fifteenth session)"})
     update_judge_candidates: int = field(default=3, metadata={
         "help": "with a judge (LiquidMemory(judge=...)): how many of an update's nearest same-"
                 "block facts above update_supersede_threshold the judge is asked about, "
