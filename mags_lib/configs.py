@@ -6,11 +6,14 @@ Unknown keys, and values whose type differs from the field's default (a bool whe
 belongs, a float where an integer belongs, a string for a number), raise `ConfigError` naming
 the field and the fix; numbers for float fields become floats. Range checks stay with each
 config (`__post_init__`), since only it knows its ranges. Used by `GameConfig`, `MemoryConfig`
-and `EvalConfig`.
+and `EvalConfig`. `overridden` reads a command line's JSON overrides (`--memory`, `--loop`) the
+same way, exiting with the flag named.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import MISSING, fields
 from typing import Any, TypeVar
 
@@ -78,3 +81,27 @@ def strict_from_dict(cls: type[T], data: Any) -> T:
     kwargs = {name: check_value(owner, name, value, defaults.get(name))
               for name, value in data.items()}
     return cls(**kwargs)
+
+
+def overridden(base: dict, flag: str, text: str, check: Callable[[dict], Any],
+               fields: str) -> dict:
+    """`base` updated with the JSON object `text` (the value of the command-line `flag`),
+    checked by `check` before any model loads; a clear exit naming the flag and `fields` (what
+    the object may hold) otherwise.
+
+    >>> overridden({"a": 1}, "--x", '{"b": 2}', lambda d: None, "fields")
+    {'a': 1, 'b': 2}
+    """
+    import sys
+
+    from mags_lib.errors import MagsError
+
+    try:
+        extra = json.loads(text)
+        if not isinstance(extra, dict):
+            raise ValueError("not a JSON object")
+        out = {**base, **extra}
+        check(out)  # refuse an unknown or ill-typed setting up front
+    except (ValueError, TypeError, MagsError) as exc:
+        sys.exit(f"error: {flag} {text!r}: {exc}; pass a JSON object of {fields}")
+    return out

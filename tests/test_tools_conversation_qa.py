@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from mags_lib.agents.loop import LoopConfig
+from mags_lib.configs import overridden
 from mags_lib.memory import MemoryConfig
 
 TOOLS = Path(__file__).resolve().parents[1] / "tools"
@@ -25,17 +26,17 @@ margin = _load("op_margin_study")
 
 def test_overrides_merge_and_a_bad_one_exits_naming_the_flag_and_the_fields():
     check = lambda d: LoopConfig(**d)  # noqa: E731
-    assert qa.overridden({"query_k": 3}, "--loop", '{"none_margin": 0.5}', check, "x") == \
+    assert overridden({"query_k": 3}, "--loop", '{"none_margin": 0.5}', check, "x") == \
         {"query_k": 3, "none_margin": 0.5}
     for text, why in (('{"bogus": 1}', "bogus"), ("[1]", "not a JSON object"),
                       ("{nope", "Expecting"), ('{"none_margin": -1}', "none_margin")):
         with pytest.raises(SystemExit) as exit_:
-            qa.overridden({}, "--loop", text, check, "LoopConfig fields")
+            overridden({}, "--loop", text, check, "LoopConfig fields")
         message = str(exit_.value)
         assert message.startswith("error: --loop") and why in message
         assert "LoopConfig fields" in message
     with pytest.raises(SystemExit, match="--memory"):
-        qa.overridden({}, "--memory", '{"nope": 1}', MemoryConfig.from_dict, "MemoryConfig")
+        overridden({}, "--memory", '{"nope": 1}', MemoryConfig.from_dict, "MemoryConfig")
 
 
 def test_margin_tables_count_the_greedy_ops_and_move_only_towards_none():

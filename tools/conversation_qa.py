@@ -20,22 +20,7 @@ from pathlib import Path
 
 from mags_lib.agents.history_lines import PAST_LINES
 from mags_lib.agents.loop import MERGES
-
-
-def overridden(base: dict, flag: str, text: str, check, fields: str) -> dict:
-    """`base` updated with the JSON object `text` (the value of `flag`), checked by `check`
-    before any model loads; a clear exit naming the flag otherwise."""
-    from mags_lib.errors import MagsError
-
-    try:
-        extra = json.loads(text)
-        if not isinstance(extra, dict):
-            raise ValueError("not a JSON object")
-        out = {**base, **extra}
-        check(out)  # refuse an unknown or ill-typed setting up front
-    except (ValueError, TypeError, MagsError) as exc:
-        sys.exit(f"error: {flag} {text!r}: {exc}; pass a JSON object of {fields}")
-    return out
+from mags_lib.configs import overridden
 
 
 def main() -> None:

@@ -84,14 +84,11 @@ def main() -> None:
     args = ap.parse_args()
     overrides = None
     if args.memory:
+        from mags_lib.configs import overridden
         from mags_lib.memory import MemoryConfig
 
-        try:
-            overrides = json.loads(args.memory)
-            MemoryConfig.from_dict(overrides)
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise SystemExit(f"error: --memory {args.memory!r}: {exc} (a JSON object of "
-                             "MemoryConfig fields)") from None
+        overrides = overridden({}, "--memory", args.memory, MemoryConfig.from_dict,
+                               "MemoryConfig fields")
 
     from mags_lib.agents.loop import ENGRAM_CLOSE, closed, op_scores
     from mags_lib.evaluation.conversation_study import model_ids, role_models
