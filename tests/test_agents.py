@@ -742,3 +742,46 @@ def test_none_margin_stores_nothing_where_an_empty_block_is_close_enough():
         make_agent("mags", RuleReaderLLM(), embedder=HashingEmbedder(),
                    roles={"ask": RuleReaderRoleLLM(), "write": Blind()},
                    loop={"none_margin": -1.0})
+
+
+def test_write_replies_off_keeps_the_agents_own_turns_from_the_write_model():
+    """With LoopConfig.write_replies False a turn of kind REPLY (the agent's own words, in
+    the assistant's place) never reaches the write model: the assistant's "Thanks for the
+    update." that the writer turns into an update retires nothing; the turn is still kept as
+    said (keep_turns) and counted as skipped. On, it is written as before."""
+    from mags_lib.tasks.base import REPLY, UTTERANCE
+
+    class ThanksAsUpdate(RuleReaderRoleLLM):
+        def __init__(self):
+            super().__init__()
+            self.prompts = []
+
+        def chat(self, messages, **kw):
+            user = messages[-1]["content"]
+            self.prompts.append(user)
+            if "Thanks for the update" in user:
+                text = "<engram>\nupdate semantic 0.9: Ana lives in Porto.\n</engram>"
+            elif "Lisbon" in user:
+                text = "<engram>\nadd semantic 0.9: Ana lives in Lisbon.\n</engram>"
+            else:
+                text = "<engram>\n</engram>"
+            return self._completion(user, text)
+
+    turns = [("[1 May 2023] Ana: I live in Lisbon.", UTTERANCE),
+             ("[1 May 2023] Assistant: Thanks for the update.", REPLY)]
+    for on in (True, False):
+        writer = ThanksAsUpdate()
+        agent = make_agent("mags_episodic", RuleReaderLLM(), embedder=HashingEmbedder(),
+                           roles={"ask": RuleReaderRoleLLM(), "write": writer},
+                           loop={"write_replies": on})
+        agent.reset(0)
+        for i, (text, kind) in enumerate(turns):
+            agent.observe(Observation(text, turn=i, kind=kind))
+        nodes = [d for _, d in agent.memory.graph.nodes(data=True)]
+        valid = {d["text"] for d in nodes if d["block"] == "semantic" and d["valid_to"] is None}
+        said = {d["text"] for d in nodes if d["block"] == "episodic"}
+        assert said == {text for text, _ in turns}  # both kept as said either way
+        assert any("Thanks for the update" in p for p in writer.prompts) is on
+        assert agent.counts.get("write_skipped_reply", 0) == (0 if on else 1)
+        assert agent.counts["write_calls"] == (2 if on else 1)
+        assert valid == ({"Ana lives in Porto."} if on else {"Ana lives in Lisbon."})

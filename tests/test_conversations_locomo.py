@@ -9,6 +9,7 @@ import pytest
 from mags_lib.conversations import locomo
 from mags_lib.conversations.locomo import SPLITS, evidence_ids, load_locomo, locomo_path
 from mags_lib.errors import CorruptFileError, MagsError
+from mags_lib.tasks.base import UTTERANCE
 
 
 def _tiny(sample_id: str = "conv-1") -> dict:
@@ -50,6 +51,9 @@ def test_reads_turns_questions_and_gold_writes(tmp_path):
     assert [(o.session, o.text, o.evidence) for o in conv.gold_facts] == [
         (1, "Ana moved to Lisbon.", ("D1:1",)), (2, "Ana has a cat.", ("D2:1",))]
     assert len(conv.repairs) == 2  # "D1:1; D2:1" and "D"
+    # the agent listens to two people: no turn is its own reply, every turn may be written
+    assert conv.agent_speaker is None
+    assert {o.kind for o in conv.stream()} == {UTTERANCE}
 
 
 def test_evidence_ids_are_repaired_leniently():

@@ -268,3 +268,18 @@ def test_the_fresh_split_has_its_own_seeds_and_wordings_for_every_bank():
     assert not said & others, sorted(said & others)[:5]
     assert all(c.sample_id.startswith("persona-fresh-") and c.qa and c.gold_facts
                for c in convs)
+
+
+def test_the_assistants_turns_are_the_agents_own_replies():
+    """The agent reads a persona conversation in the assistant's place: every turn of the
+    assistant streams as kind REPLY (not written under LoopConfig.write_replies False), every
+    turn of the user as UTTERANCE, one observation per turn."""
+    from mags_lib.conversations.persona import ASSISTANT
+    from mags_lib.tasks.base import REPLY, UTTERANCE
+
+    conv = make_persona(SEEDS["dev"][0], "dev")
+    assert conv.agent_speaker == ASSISTANT
+    turns, stream = list(conv.turns()), conv.stream()
+    assert len(turns) == len(stream)
+    kinds = {(t.speaker == ASSISTANT, o.kind) for t, o in zip(turns, stream, strict=True)}
+    assert kinds == {(True, REPLY), (False, UTTERANCE)}

@@ -59,7 +59,7 @@ from mags_lib.agents.memory_agent import MemoryAgent
 from mags_lib.agents.role_prompts import play_ask_messages, play_write_messages
 from mags_lib.agents.router import route_turn
 from mags_lib.errors import MagsError
-from mags_lib.tasks.base import Observation
+from mags_lib.tasks.base import REPLY, Observation
 
 WRITERS = ("model", "verbatim", "none")
 """What writes the memory on information turns (`LoopConfig.writer`)."""
@@ -163,6 +163,12 @@ class LoopConfig:
                 "`tools/op_margin_study.py` reads the op accuracy by margin; 0.75 raised it on "
                 "the fresh personas and lost current facts there in the loop, journal "
                 "2026-12-07)"})
+    write_replies: bool = field(default=True, metadata={
+        "help": "give the write model the agent's own turns too (Observation kind `REPLY`: "
+                "the persona's assistant, in whose place the agent reads, saying 'Thanks for "
+                "the update.'); False: only what others say is written, as the chat never "
+                "writes its own replies (the turns are still kept with keep_turns and "
+                "perceived; skips counted as `write_skipped_reply`). LoCoMo has no replies"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
@@ -361,8 +367,10 @@ class MagsLoopAgent(MemoryAgent):
         if obs.when is not None:
             self.when[f"turn:{obs.turn}"] = obs.when
         if "write" in roles and obs.text:
-            if self.loop.writer != "none":
+            if self.loop.writer != "none" and (self.loop.write_replies or obs.kind != REPLY):
                 self.write(obs, timing)
+            elif self.loop.writer != "none":
+                self.counts["write_skipped_reply"] += 1
             t2 = time.perf_counter()
             if self.loop.keep_turns:
                 self.memory.observe(obs.text, block="episodic", source=f"turn:{obs.turn}",

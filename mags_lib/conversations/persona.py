@@ -196,7 +196,7 @@ def make_persona(seed: int, split: str = "train",
             _play_event(w, rng, kind, payload, facts, when)
     qa = _questions(w, rng, cfg, facts, unsaid)
     return Conversation(f"persona-{split}-{seed}", (user, ASSISTANT), w.sessions, qa,
-                        w.gold_facts)
+                        w.gold_facts, agent_speaker=ASSISTANT)
 
 
 def _session_events(rng: random.Random, cfg: PersonaConfig, s: int, facts: list[_Fact],

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from mags_lib.tasks.base import Observation
+from mags_lib.tasks.base import REPLY, UTTERANCE, Observation
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,10 @@ class Conversation:
     qa: list[QA]
     gold_facts: list[GoldFact]
     repairs: list[str] = field(default_factory=list)  # malformed source entries read leniently
+    agent_speaker: str | None = None
+    """The speaker whose place the agent takes: the persona's assistant, whom the user tells
+    and later asks. Its turns are the agent's own replies (`REPLY`). None where the agent
+    only listens to people talking to each other (LoCoMo)."""
 
     def turns(self) -> Iterator[Turn]:
         for s in sorted(self.sessions):
@@ -90,8 +94,10 @@ class Conversation:
     def stream(self) -> list[Observation]:
         """The conversation as an agent reads it (the task interface's `Dialogue.stream`): one
         information observation per turn, dated ("[8 May 2023] Ana: I moved to Lisbon."),
-        `when` its session's day, `turn` its place in the stream."""
-        return [Observation(turn_text(t, dated=True), turn=i, kind="utterance",
+        `when` its session's day, `turn` its place in the stream; `kind` is `REPLY` for a turn
+        of `agent_speaker` (what the agent, in that speaker's place, said), else `UTTERANCE`."""
+        return [Observation(turn_text(t, dated=True), turn=i,
+                            kind=REPLY if t.speaker == self.agent_speaker else UTTERANCE,
                             when=day_of(t.date)) for i, t in enumerate(self.turns())]
 
 

@@ -10,9 +10,10 @@ task's name:
   rule that governs it, the right action, the gold writes, the gold queries) where the task
   knows it. The senseless game and TextWorld (`mags_lib.game`).
 * a **dialogue** (`Dialogue`, recorded): `stream()` gives its turns in order as dated
-  `Observation`s, `stream_ids()` the id each is cited by ('D<session>:<turn>'); `qa` holds the
-  questions asked after them, each with its gold answer, the ids of the turns it rests on (the
-  gold evidence) and what it asks; `gold_facts` the facts a perfect writer would store, with
+  `Observation`s (kind `UTTERANCE`, or `REPLY` for the agent's own turns where it stands in
+  a speaker's place), `stream_ids()` the id each is cited by ('D<session>:<turn>'); `qa`
+  holds the questions asked after them, each with its gold answer, the ids of the turns it
+  rests on (the gold evidence) and what it asks; `gold_facts` the facts a perfect writer would store, with
   add / update and what each replaces. The persona conversations and LoCoMo
   (`mags_lib.conversations`).
 
@@ -31,6 +32,13 @@ from typing import Any, Protocol, runtime_checkable
 SPLITS = ("train", "dev", "test")
 """Every task's splits: `train` may enter a dataset; `dev` steers choices (a held-out set
 whose scores were looked at); `test` is scored once, for a frozen configuration."""
+
+
+UTTERANCE = "utterance"
+"""`Observation.kind` of a dialogue's turn that someone else said."""
+REPLY = "reply"
+"""`Observation.kind` of a dialogue's turn that the agent itself said, in the place of the
+speaker it stands for (the persona's assistant): its own words, not news about the world."""
 
 
 @dataclass(frozen=True)
