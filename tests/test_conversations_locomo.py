@@ -111,3 +111,16 @@ def test_the_shared_copy_when_present(monkeypatch):
     stray = [(c.sample_id, e) for c in convs for q in c.qa for e in q.evidence
              if e not in c.turn_ids()]
     assert stray == [("conv-42", "D10:19"), ("conv-47", "D4:36")]  # ids the file lacks
+
+
+def test_the_task_reads_a_splits_conversations_after_an_offset(tmp_path):
+    """`LocomoTask.episodes(split, n, offset)` reads the n conversations after the first
+    `offset` of the split, as the persona task does with its seeds."""
+    from mags_lib.conversations.task import LocomoTask
+
+    path = _write(tmp_path, [_tiny(i) for i in SPLITS["train"]])
+    task = LocomoTask(str(path))
+    assert [c.sample_id for c in task.episodes("train", 2, offset=1)] == list(SPLITS["train"][1:3])
+    assert [c.sample_id for c in task.episodes("train", None, offset=3)] == list(
+        SPLITS["train"][3:])
+    assert len(task.episodes("train")) == len(SPLITS["train"])

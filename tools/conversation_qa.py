@@ -30,6 +30,9 @@ def main() -> None:
                     help="a dialogue task of mags_lib.tasks.registry: persona, locomo")
     ap.add_argument("--split", default="dev", help="train / dev / test (locomo dev: conv-43)")
     ap.add_argument("--n", type=int, default=5, help="conversations (persona: the first n seeds)")
+    ap.add_argument("--offset", type=int, default=0,
+                    help="skip this many conversations of the split first (persona: seeds "
+                         "after the first `offset`), to read personas no run has read")
     ap.add_argument("--ids", nargs="+", default=None,
                     help="locomo: these conversations of the split only")
     ap.add_argument("--max-questions", type=int, default=None)
@@ -106,7 +109,7 @@ def main() -> None:
             sys.exit(f"error: {args.task} is an interactive task; this tool reads dialogues "
                      "(notebook 06 and tools/loop_on_surface.py play games)")
         convs = (task.episodes(args.split, ids=args.ids) if args.ids
-                 else task.episodes(args.split, args.n))
+                 else task.episodes(args.split, args.n, offset=args.offset))
     except (MagsError, ValueError, TypeError) as exc:
         sys.exit(f"error: {exc}")
     loop: dict = {"versions": args.versions}  # unset options keep each agent's own defaults
@@ -165,7 +168,8 @@ def main() -> None:
         from mags_lib.evaluation.role_judge import judge_roles, judged_text
         from mags_lib.synth.conversation_rows import persona_judge_rows
 
-        out["judged"] = judge_roles(roles, persona_judge_rows(args.split, args.n))
+        out["judged"] = judge_roles(roles, persona_judge_rows(args.split, args.n,
+                                                                 offset=args.offset))
         print(judged_text(out["judged"]))
     Path(args.out).write_text(json.dumps(out, indent=1))
     for name, s in out["summary"].items():

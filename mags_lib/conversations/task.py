@@ -70,14 +70,14 @@ class LocomoTask:
 
         return locomo_path(self.path) is not None  # a path given but missing: an error later
 
-    def episodes(self, split: str, n: int | None = None,
+    def episodes(self, split: str, n: int | None = None, offset: int = 0,
                  ids: list[str] | None = None) -> list[Conversation]:
-        """The first `n` conversations of `split` (all when None), or those of `ids` (which
-        must belong to the split)."""
+        """The first `n` conversations of `split` after `offset` (all when None), or those of
+        `ids` (which must belong to the split)."""
         from mags_lib.conversations.locomo import load_locomo
 
         allowed = self.ids(split)
         if ids is not None and set(ids) - set(allowed):
             raise MagsError(f"LoCoMo conversations {sorted(set(ids) - set(allowed))} are not "
                             f"in the {split!r} split", f"use some of {', '.join(allowed)}")
-        return load_locomo(self.path, ids=list(ids or allowed[:n]))
+        return load_locomo(self.path, ids=list(ids or allowed[offset:None if n is None else offset + n]))
