@@ -168,7 +168,10 @@ class LoopConfig:
                 "the persona's assistant, in whose place the agent reads, saying 'Thanks for "
                 "the update.'); False: only what others say is written, as the chat never "
                 "writes its own replies (the turns are still kept with keep_turns and "
-                "perceived; skips counted as `write_skipped_reply`). LoCoMo has no replies"})
+                "perceived; skips counted as `write_skipped_reply`). LoCoMo has no replies. "
+                "Judged on 24 development personas (journal 2026-12-08), not adopted: `mags` "
+                "unchanged (grounding_words already refuses those writes), `mags_episodic` "
+                "earlier answers +4 of 111, current -1, stale +1"})
     judge: bool = field(default=False, metadata={
         "help": "ask the judge LLM (roles['judge']) which of an update's nearest facts it "
                 "replaces when the lexical detector flags none, instead of superseding the "
