@@ -370,10 +370,11 @@ class MagsLoopAgent(MemoryAgent):
         if obs.when is not None:
             self.when[f"turn:{obs.turn}"] = obs.when
         if "write" in roles and obs.text:
-            if self.loop.writer != "none" and (self.loop.write_replies or obs.kind != REPLY):
-                self.write(obs, timing)
-            elif self.loop.writer != "none":
-                self.counts["write_skipped_reply"] += 1
+            if self.loop.writer != "none":
+                if self.loop.write_replies or obs.kind != REPLY:
+                    self.write(obs, timing)
+                else:
+                    self.counts["write_skipped_reply"] += 1
             t2 = time.perf_counter()
             if self.loop.keep_turns:
                 self.memory.observe(obs.text, block="episodic", source=f"turn:{obs.turn}",

@@ -80,4 +80,5 @@ class LocomoTask:
         if ids is not None and set(ids) - set(allowed):
             raise MagsError(f"LoCoMo conversations {sorted(set(ids) - set(allowed))} are not "
                             f"in the {split!r} split", f"use some of {', '.join(allowed)}")
-        return load_locomo(self.path, ids=list(ids or allowed[offset:None if n is None else offset + n]))
+        end = None if n is None else offset + n
+        return load_locomo(self.path, ids=list(ids or allowed[offset:end]))

@@ -13,8 +13,8 @@ task's name:
   `Observation`s (kind `UTTERANCE`, or `REPLY` for the agent's own turns where it stands in
   a speaker's place), `stream_ids()` the id each is cited by ('D<session>:<turn>'); `qa`
   holds the questions asked after them, each with its gold answer, the ids of the turns it
-  rests on (the gold evidence) and what it asks; `gold_facts` the facts a perfect writer would store, with
-  add / update and what each replaces. The persona conversations and LoCoMo
+  rests on (the gold evidence) and what it asks; `gold_facts` the facts a perfect writer
+  would store, with add / update and what each replaces. The persona conversations and LoCoMo
   (`mags_lib.conversations`).
 
 Agents import this module and nothing of any task: they read `Observation`s and answer with
